@@ -1,0 +1,3 @@
+"""flowcep: Flink CEP for Python."""
+
+__version__ = "0.1.0"
