@@ -1,0 +1,22 @@
+"""NFA compilation and execution: states, runs, Dewey versions."""
+
+from flowcep.nfa.compiler import ENDING_STATE_NAME, NFACompiler, original_name
+from flowcep.nfa.computation_state import ComputationState, NFAState
+from flowcep.nfa.dewey import DeweyNumber
+from flowcep.nfa.nfa import NFA, ConditionContext
+from flowcep.nfa.state import State, StateTransition, StateTransitionAction, StateType
+
+__all__ = [
+    "ENDING_STATE_NAME",
+    "NFA",
+    "ComputationState",
+    "ConditionContext",
+    "DeweyNumber",
+    "NFACompiler",
+    "NFAState",
+    "State",
+    "StateTransition",
+    "StateTransitionAction",
+    "StateType",
+    "original_name",
+]

@@ -1,0 +1,102 @@
+"""Runs (Flink's ``ComputationState``) and the per-key run queues (``NFAState``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowcep.nfa.dewey import DeweyNumber
+from flowcep.nfa.heap import JavaPriorityQueue
+
+# Runs without a start event (the start run) sort last, like Flink's Long.MAX_VALUE.
+_NO_START = (2**63 - 1, 2**31 - 1)
+
+
+class ComputationState:
+    """One partial match: where it is, its version, and what it took last."""
+
+    __slots__ = ("state", "previous_entry", "version", "start_timestamp", "previous_timestamp", "start_event_id", "order")
+
+    def __init__(
+        self,
+        state: str,
+        previous_entry: Any,
+        version: DeweyNumber,
+        start_timestamp: int,
+        previous_timestamp: int,
+        start_event_id: Any,
+    ) -> None:
+        self.state = state
+        self.previous_entry = previous_entry
+        self.version = version
+        self.start_timestamp = start_timestamp
+        self.previous_timestamp = previous_timestamp
+        self.start_event_id = start_event_id
+        self.order = _NO_START if start_event_id is None else start_event_id
+
+    @classmethod
+    def start(cls, state: str, version: DeweyNumber = (1,)) -> ComputationState:
+        return cls(state, None, version, -1, -1, None)
+
+    def _key(self) -> tuple[Any, ...]:
+        return (
+            self.state,
+            self.previous_entry,
+            self.version,
+            self.start_timestamp,
+            self.previous_timestamp,
+            self.start_event_id,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ComputationState) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"ComputationState({self.state!r}, version={'.'.join(map(str, self.version))}, "
+            f"start={self.start_event_id}, entry={self.previous_entry})"
+        )
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return self._key()
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        (
+            self.state,
+            self.previous_entry,
+            self.version,
+            self.start_timestamp,
+            self.previous_timestamp,
+            self.start_event_id,
+        ) = state
+        self.order = _NO_START if self.start_event_id is None else self.start_event_id
+
+
+class NFAState:
+    """Partial and completed (held back by a skip strategy) runs of one key."""
+
+    __slots__ = ("partial_matches", "completed_matches")
+
+    def __init__(self, runs: list[ComputationState] | None = None) -> None:
+        self.partial_matches = JavaPriorityQueue(runs or ())
+        self.completed_matches = JavaPriorityQueue()
+
+    def is_empty(self) -> bool:
+        """Only start runs are left, and nothing is held back."""
+        if self.completed_matches:
+            return False
+        return all(run.start_event_id is None for run in self.partial_matches)
+
+    def partial_match_count(self) -> int:
+        return sum(1 for run in self.partial_matches if run.start_event_id is not None)
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.partial_matches, self.completed_matches)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.partial_matches, self.completed_matches = state
+
+    def __repr__(self) -> str:
+        return f"NFAState(partial={list(self.partial_matches)}, completed={list(self.completed_matches)})"

@@ -1,0 +1,496 @@
+"""The NFA: runs events through compiled states (Flink's ``NFA``).
+
+``process`` feeds one event to every run of one key; ``advance_time`` times
+runs out and releases matches held back by notFollowedBy or a skip strategy.
+The control flow and the Dewey version arithmetic follow Flink 2.3 exactly;
+the speed comes from precompiled transitions and from a fast path for runs
+that only ignore the event (they survive unchanged, with no buffer work).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowcep.nfa.compiler import original_name
+from flowcep.nfa.computation_state import ComputationState, NFAState
+from flowcep.nfa.conditions import compile_condition, is_iterative
+from flowcep.nfa.dewey import DeweyNumber
+from flowcep.nfa.heap import JavaPriorityQueue
+from flowcep.nfa.state import IGNORE, PROCEED, TAKE, State, StateType
+from flowcep.pattern.exceptions import ConditionError
+from flowcep.sharedbuffer.sharedbuffer import EventId, NodeId, SharedBuffer
+
+Match = dict[str, list[Any]]
+
+_TAKE, _IGNORE, _PROCEED = 0, 1, 2
+_ACTION_CODE = {TAKE: _TAKE, IGNORE: _IGNORE, PROCEED: _PROCEED}
+
+
+class CompiledState:
+    """A state ready for the hot path: transitions as plain tuples."""
+
+    __slots__ = (
+        "name",
+        "page",
+        "state_type",
+        "is_start",
+        "is_final",
+        "is_stop",
+        "is_pending",
+        "transitions",
+        "iterative",
+        "state",
+    )
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.name = state.name
+        self.page = original_name(state.name)
+        self.state_type = state.state_type
+        self.is_start = state.state_type is StateType.Start
+        self.is_final = state.state_type is StateType.Final
+        self.is_stop = state.state_type is StateType.Stop
+        self.is_pending = state.state_type is StateType.Pending
+        # (action code, evaluator or None, target name, source name, source page, is self-ignore)
+        self.transitions: tuple[tuple[Any, ...], ...] = ()
+        self.iterative = False
+
+
+class ConditionContext:
+    """What an iterative condition sees: the run's events so far, lazily."""
+
+    __slots__ = ("_buffer", "_run", "_timestamp", "_matched")
+
+    def __init__(self, buffer: SharedBuffer, run: ComputationState, timestamp: int) -> None:
+        self._buffer = buffer
+        self._run = run
+        self._timestamp = timestamp
+        self._matched: Match | None = None
+
+    def get_events_for_pattern(self, name: str) -> list[Any]:
+        if name is None:
+            raise TypeError("The pattern name cannot be null.")
+        matched = self._matched
+        if matched is None:
+            matched = self._matched = _current_match(self._buffer, self._run)
+        return list(matched.get(name, ()))
+
+    def timestamp(self) -> int:
+        return self._timestamp
+
+    def current_processing_time(self) -> int:
+        import time
+
+        return int(time.time() * 1000)
+
+    getEventsForPattern = get_events_for_pattern
+    currentProcessingTime = current_processing_time
+
+
+def _current_match(buffer: SharedBuffer, run: ComputationState) -> Match:
+    if run.previous_entry is None:
+        return {}
+    paths = buffer.extract_patterns(run.previous_entry, run.version)
+    if not paths:
+        return {}
+    return buffer.materialize_match(paths[0])
+
+
+def _self_state(increase_ignores: int, takes: int) -> int:
+    """Flink's ``calculateIncreasingSelfState``."""
+    return 0 if takes == 0 and increase_ignores == 0 else increase_ignores + max(1, takes)
+
+
+class _EventHandle:
+    """The event being processed; registered in the buffer on its first TAKE."""
+
+    __slots__ = ("event", "timestamp", "event_id")
+
+    def __init__(self, event: Any, timestamp: int) -> None:
+        self.event = event
+        self.timestamp = timestamp
+        self.event_id: EventId | None = None
+
+
+class NFA:
+    """A compiled pattern: ``process`` and ``advance_time`` over one key's state."""
+
+    def __init__(
+        self,
+        states: list[State],
+        window_times: dict[str, int],
+        window_time: int,
+        handle_timeout: bool,
+        skip_strategy: Any,
+    ) -> None:
+        self.window_time = window_time
+        self.window_times = dict(window_times)
+        self.handle_timeout = handle_timeout
+        self.skip_strategy = skip_strategy
+        self.raw_states = list(states)
+        # later states with the same name replace earlier ones, as in Flink's state map
+        self.states: dict[str, CompiledState] = {}
+        for state in states:
+            self.states[state.name] = CompiledState(state)
+        for compiled in self.states.values():
+            transitions = []
+            iterative = False
+            for t in compiled.state.transitions:
+                target = self.states[t.target.name]
+                action = _ACTION_CODE[t.action]
+                evaluator = compile_condition(t.condition)
+                if t.condition is not None and is_iterative(t.condition):
+                    iterative = True
+                is_self_ignore = action == _IGNORE and t.target.name == compiled.name
+                transitions.append(
+                    (action, evaluator, target.name, t.source.name, original_name(t.source.name), is_self_ignore)
+                )
+            compiled.transitions = tuple(transitions)
+            compiled.iterative = iterative
+        # whether a decision from a state can evaluate an iterative condition (through PROCEED edges)
+        self._needs_context: dict[str, bool] = {name: self._reaches_iterative(name) for name in self.states}
+        self._start_names = [s.name for s in self.states.values() if s.is_start]
+
+    def _reaches_iterative(self, name: str) -> bool:
+        seen: set[str] = set()
+        stack = [name]
+        while stack:
+            current = self.states[stack.pop()]
+            if current.name in seen:
+                continue
+            seen.add(current.name)
+            if current.iterative:
+                return True
+            for action, _, target, _, _, _ in current.transitions:
+                if action == _PROCEED:
+                    stack.append(target)
+        return False
+
+    # -- state --------------------------------------------------------------
+    def create_initial_state(self) -> NFAState:
+        return NFAState([ComputationState.start(name) for name in self._start_names])
+
+    def next_deadline(self, state: NFAState) -> int | None:
+        """The earliest time at which ``advance_time`` would time out a run."""
+        deadline: int | None = None
+        window_time = self.window_time
+        window_times = self.window_times
+        for run in state.partial_matches:
+            if run.start_event_id is None:
+                continue
+            if window_time > 0:
+                t = run.start_timestamp + window_time
+                if deadline is None or t < deadline:
+                    deadline = t
+            w = window_times.get(run.state)
+            if w is not None and w > 0:
+                t = run.previous_timestamp + w
+                if deadline is None or t < deadline:
+                    deadline = t
+        return deadline
+
+    # -- process ------------------------------------------------------------
+    def process(
+        self,
+        buffer: SharedBuffer,
+        state: NFAState,
+        event: Any,
+        timestamp: int,
+        skip_strategy: Any = None,
+    ) -> list[Match]:
+        """Feed one event; return the matches it completes (Flink's ``process``)."""
+        handle = _EventHandle(event, timestamp)
+        try:
+            return self._do_process(buffer, state, handle, skip_strategy or self.skip_strategy)
+        finally:
+            if handle.event_id is not None:
+                buffer.release_event(handle.event_id)
+
+    def _do_process(self, buffer: SharedBuffer, state: NFAState, handle: _EventHandle, skip: Any) -> list[Match]:
+        new_partial = JavaPriorityQueue()
+        potential = JavaPriorityQueue()
+        states = self.states
+        for run in state.partial_matches:
+            next_runs = self._compute_next_states(buffer, run, handle)
+            if next_runs is None:  # only a self-ignore: the run survives unchanged
+                new_partial.add(run)
+                continue
+            retain = []
+            discard = False
+            for new_run in next_runs:
+                target = states[new_run.state]
+                if target.is_final:
+                    potential.add(new_run)
+                elif target.is_stop:
+                    discard = True
+                    buffer.release_node(new_run.previous_entry, new_run.version)
+                else:
+                    retain.append(new_run)
+            if discard:
+                for new_run in retain:
+                    buffer.release_node(new_run.previous_entry, new_run.version)
+            else:
+                for new_run in retain:
+                    new_partial.add(new_run)
+        result: list[Match] = []
+        if skip.is_skip_strategy():
+            self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
+        else:
+            for match in potential:
+                paths = buffer.extract_patterns(match.previous_entry, match.version)
+                result.append(buffer.materialize_match(paths[0]))
+                buffer.release_node(match.previous_entry, match.version)
+        state.partial_matches = new_partial
+        return result
+
+    def _decision_edges(
+        self, buffer: SharedBuffer, run: ComputationState, handle: _EventHandle, current: CompiledState
+    ) -> tuple[list[tuple[Any, ...]], int, int, Any]:
+        """Flink's ``createDecisionGraph``: follow PROCEED edges, collect TAKE/IGNORE."""
+        event = handle.event
+        ctx = ConditionContext(buffer, run, handle.timestamp) if self._needs_context[current.name] else None
+        edges: list[tuple[Any, ...]] = []
+        takes = 0
+        ignores = 0
+        stack = [current]
+        states = self.states
+        current_name = current.name
+        while stack:
+            st = stack.pop()
+            for transition in st.transitions:
+                evaluator = transition[1]
+                if evaluator is not None:
+                    try:
+                        ok = evaluator(event, ctx)
+                    except ConditionError:
+                        raise
+                    except Exception as exc:
+                        raise ConditionError(transition[4], event, exc) from exc
+                    if not ok:
+                        continue
+                action = transition[0]
+                if action == _PROCEED:
+                    stack.append(states[transition[2]])
+                else:
+                    if not (action == _IGNORE and transition[2] == current_name):
+                        if action == _IGNORE:
+                            ignores += 1
+                        else:
+                            takes += 1
+                    edges.append(transition)
+        return edges, takes, ignores, ctx
+
+    def _compute_next_states(
+        self, buffer: SharedBuffer, run: ComputationState, handle: _EventHandle
+    ) -> list[ComputationState] | None:
+        current = self.states[run.state]
+        edges, total_takes, total_ignores, ctx = self._decision_edges(buffer, run, handle, current)
+        is_start = current.is_start
+        if not edges:
+            if is_start:
+                return None  # the start run is re-added with an unchanged version
+            if run.previous_entry is not None:
+                buffer.release_node(run.previous_entry, run.version)
+            return []
+        if len(edges) == 1 and total_takes == 0 and total_ignores == 0 and not is_start:
+            # a single self-ignore: same state, same version, same entry (lock + release cancel out)
+            return None
+        take_branches_to_visit = max(0, total_takes - 1)
+        ignore_branches_to_visit = total_ignores
+        total_take_to_skip = max(0, total_takes - 1)
+        result: list[ComputationState] = []
+        version = run.version
+        for action, _, target, source, page, is_self_ignore in edges:
+            if action == _IGNORE:
+                if is_start:
+                    continue
+                if is_self_ignore:
+                    new_version = _increase(version, _self_state(total_ignores, total_takes))
+                else:
+                    new_version = _increase(version, total_take_to_skip + ignore_branches_to_visit) + (0,)
+                    ignore_branches_to_visit -= 1
+                self._add_run(
+                    buffer,
+                    result,
+                    target,
+                    run.previous_entry,
+                    new_version,
+                    run.start_timestamp,
+                    run.previous_timestamp,
+                    run.start_event_id,
+                )
+            else:  # TAKE
+                current_version = _increase(version, take_branches_to_visit)
+                next_version = current_version + (0,)
+                take_branches_to_visit -= 1
+                event_id = handle.event_id
+                if event_id is None:
+                    event_id = handle.event_id = buffer.register_event(handle.event, handle.timestamp)
+                new_entry = buffer.put(page, event_id, run.previous_entry, current_version)
+                if is_start:
+                    start_timestamp = handle.timestamp
+                    start_event_id: EventId | None = event_id
+                else:
+                    start_timestamp = run.start_timestamp
+                    start_event_id = run.start_event_id
+                self._add_run(
+                    buffer, result, target, new_entry, next_version, start_timestamp, handle.timestamp, start_event_id
+                )
+                final = self._find_final_state_after_proceed(ctx, target, handle.event, buffer, run, handle)
+                if final is not None:
+                    self._add_run(
+                        buffer,
+                        result,
+                        final,
+                        new_entry,
+                        next_version,
+                        start_timestamp,
+                        handle.timestamp,
+                        start_event_id,
+                    )
+        if is_start:
+            start_version = _increase(version, _self_state(total_ignores, total_takes))
+            result.append(ComputationState.start(run.state, start_version))
+        if run.previous_entry is not None:
+            buffer.release_node(run.previous_entry, run.version)
+        return result
+
+    @staticmethod
+    def _add_run(
+        buffer: SharedBuffer,
+        result: list[ComputationState],
+        state_name: str,
+        entry: NodeId | None,
+        version: DeweyNumber,
+        start_timestamp: int,
+        previous_timestamp: int,
+        start_event_id: EventId | None,
+    ) -> None:
+        result.append(
+            ComputationState(state_name, entry, version, start_timestamp, previous_timestamp, start_event_id)
+        )
+        if entry is not None:
+            buffer.lock_node(entry, version)
+
+    def _find_final_state_after_proceed(
+        self,
+        ctx: Any,
+        state_name: str,
+        event: Any,
+        buffer: SharedBuffer,
+        run: ComputationState,
+        handle: _EventHandle,
+    ) -> str | None:
+        states = self.states
+        stack = [states[state_name]]
+        while stack:
+            st = stack.pop()
+            for transition in st.transitions:
+                if transition[0] != _PROCEED:
+                    continue
+                evaluator = transition[1]
+                if evaluator is not None:
+                    if ctx is None:
+                        ctx = ConditionContext(buffer, run, handle.timestamp)
+                    try:
+                        ok = evaluator(event, ctx)
+                    except Exception as exc:
+                        raise ConditionError(transition[4], event, exc) from exc
+                    if not ok:
+                        continue
+                target = states[transition[2]]
+                if target.is_final:
+                    return target.name
+                stack.append(target)
+        return None
+
+    # -- time ---------------------------------------------------------------
+    def advance_time(
+        self,
+        buffer: SharedBuffer,
+        state: NFAState,
+        timestamp: int,
+        skip_strategy: Any = None,
+    ) -> tuple[list[Match], list[tuple[Match, int]]]:
+        """Time out runs older than their windows; emit matches this frees."""
+        skip = skip_strategy or self.skip_strategy
+        result: list[Match] = []
+        timed_out: list[tuple[Match, int]] = []
+        window_time = self.window_time
+        window_times = self.window_times
+        states = self.states
+        if window_time <= 0 and not window_times and not state.completed_matches:
+            buffer.advance_time(timestamp)
+            return result, timed_out
+        new_partial = JavaPriorityQueue()
+        potential = JavaPriorityQueue()
+        for run in state.partial_matches:
+            if run.start_event_id is None or states[run.state].is_start:
+                new_partial.add(run)
+                continue
+            w = window_times.get(run.state)
+            by_previous = w is not None and w > 0 and timestamp - run.previous_timestamp >= w
+            by_first = window_time > 0 and timestamp - run.start_timestamp >= window_time
+            if by_previous or by_first:
+                if states[run.state].is_pending:
+                    potential.add(run)
+                    continue
+                if self.handle_timeout:
+                    partial = _current_match(buffer, run)
+                    at = run.previous_timestamp + w if by_previous and w is not None else run.start_timestamp + window_time
+                    timed_out.append((partial, at))
+                buffer.release_node(run.previous_entry, run.version)
+            else:
+                new_partial.add(run)
+        self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
+        state.partial_matches = new_partial
+        buffer.advance_time(timestamp)
+        return result, timed_out
+
+    # -- skip strategies ----------------------------------------------------
+    def _process_matches_by_skip_strategy(
+        self,
+        buffer: SharedBuffer,
+        state: NFAState,
+        skip: Any,
+        potential: JavaPriorityQueue,
+        partial: JavaPriorityQueue,
+        result: list[Match],
+    ) -> None:
+        completed = state.completed_matches
+        completed.add_all(potential)
+        earliest = completed.peek()
+        while earliest is not None:
+            earliest_partial = partial.peek()
+            if earliest_partial is not None and earliest_partial.order < earliest.order:
+                break  # an earlier partial match may still prune this one: wait
+            completed.poll()
+            paths = buffer.extract_patterns(earliest.previous_entry, earliest.version)
+            self._prune(buffer, skip, partial, paths)
+            self._prune(buffer, skip, completed, paths)
+            result.append(buffer.materialize_match(paths[0]))
+            buffer.release_node(earliest.previous_entry, earliest.version)
+            earliest = completed.peek()
+
+    @staticmethod
+    def _prune(buffer: SharedBuffer, skip: Any, runs: JavaPriorityQueue, paths: list[dict[str, list[EventId]]]) -> None:
+        if not skip.is_skip_strategy():
+            return
+        pruning_id = skip.get_pruning_id(paths)
+        if pruning_id is None:
+            return
+        should_prune = skip.should_prune
+
+        def prune(run: ComputationState) -> bool:
+            return run.start_event_id is not None and bool(should_prune(run.start_event_id, pruning_id))
+
+        for run in list(runs):
+            if prune(run):
+                buffer.release_node(run.previous_entry, run.version)
+        runs.remove_if(prune)
+
+
+def _increase(version: DeweyNumber, times: int) -> DeweyNumber:
+    if times == 0:
+        return version
+    return version[:-1] + (version[-1] + times,)

@@ -1,0 +1,175 @@
+"""The versioned, reference-counted shared buffer (Flink's ``SharedBuffer``).
+
+Every taken event is stored once (``EventId -> [event, refcount]``).  Nodes
+``NodeId = (EventId, page)`` hold edges back to the previous node, each edge
+tagged with the Dewey version of the run that created it and its own
+reference count.  Runs lock the node they point at; releasing cascades
+backwards through edges whose count reaches zero, so that once no run is
+left the buffer is empty.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowcep.nfa.dewey import DeweyNumber, is_compatible
+
+EventId = tuple[int, int]  # (timestamp, arrival counter within the timestamp)
+NodeId = tuple[EventId, str]  # (event, page = original pattern name)
+
+# Edge layout: [target NodeId | None, version, refcount]; node layout: [refcount, edges].
+_TARGET, _VERSION, _COUNT = 0, 1, 2
+
+
+class SharedBuffer:
+    """Events and versioned match nodes of one key."""
+
+    __slots__ = ("events", "entries", "events_count")
+
+    def __init__(self) -> None:
+        self.events: dict[EventId, list[Any]] = {}
+        self.entries: dict[NodeId, list[Any]] = {}
+        self.events_count: dict[int, int] = {}
+
+    # -- events -------------------------------------------------------------
+    def register_event(self, event: Any, timestamp: int) -> EventId:
+        """Store an event with one lock (held by the caller until ``release_event``)."""
+        counts = self.events_count
+        seq = counts.get(timestamp, 0)
+        counts[timestamp] = seq + 1
+        event_id = (timestamp, seq)
+        self.events[event_id] = [event, 1]
+        return event_id
+
+    def lock_event(self, event_id: EventId) -> None:
+        self.events[event_id][1] += 1
+
+    def release_event(self, event_id: EventId) -> None:
+        holder = self.events.get(event_id)
+        if holder is None:
+            return
+        holder[1] -= 1
+        if holder[1] <= 0:
+            del self.events[event_id]
+
+    def get_event(self, event_id: EventId) -> Any:
+        return self.events[event_id][0]
+
+    # -- nodes --------------------------------------------------------------
+    def put(self, page: str, event_id: EventId, previous: NodeId | None, version: DeweyNumber) -> NodeId:
+        """Add an edge ``(previous, version)`` to the node of ``event_id`` in ``page``."""
+        if previous is not None:
+            self.lock_node(previous, version)
+        node_id = (event_id, page)
+        node = self.entries.get(node_id)
+        if node is None:
+            node = [0, []]
+            self.entries[node_id] = node
+            self.lock_event(event_id)
+        node[1].append([previous, version, 0])
+        return node_id
+
+    def lock_node(self, node_id: NodeId | None, version: DeweyNumber) -> None:
+        if node_id is None:
+            return
+        node = self.entries.get(node_id)
+        if node is None:
+            return
+        node[0] += 1
+        for edge in node[1]:
+            if is_compatible(version, edge[_VERSION]):
+                edge[_COUNT] += 1
+
+    def release_node(self, node_id: NodeId | None, version: DeweyNumber) -> None:
+        """Release a run's hold on ``node_id``, cascading to unreferenced predecessors."""
+        if node_id is None:
+            return
+        entries = self.entries
+        stack: list[tuple[NodeId, DeweyNumber]] = [(node_id, version)]
+        while stack:
+            current, current_version = stack.pop()
+            node = entries.get(current)
+            if node is None:
+                continue
+            kept = []
+            for edge in node[1]:
+                if is_compatible(current_version, edge[_VERSION]):
+                    edge[_COUNT] -= 1
+                    if edge[_COUNT] <= 0:
+                        if edge[_TARGET] is not None:
+                            stack.append((edge[_TARGET], edge[_VERSION]))
+                        continue
+                kept.append(edge)
+            node[1] = kept
+            node[0] -= 1
+            if node[0] <= 0:
+                del entries[current]
+                self.release_event(current[0])
+
+    # -- extraction ---------------------------------------------------------
+    def extract_patterns(self, node_id: NodeId, version: DeweyNumber) -> list[dict[str, list[EventId]]]:
+        """All paths back from ``node_id`` along edges compatible with the version.
+
+        Depth first, as Flink's ``extractPatterns``; each path becomes a dict
+        page -> event ids in event order (pages in order of first event).
+        """
+        result: list[dict[str, list[EventId]]] = []
+        entries = self.entries
+        if node_id not in entries:
+            return result
+        # (node id or None, version, path so far: list of node ids, newest last)
+        stack: list[tuple[NodeId | None, DeweyNumber, list[NodeId]]] = [(node_id, version, [])]
+        while stack:
+            current, current_version, path = stack.pop()
+            if current is None:
+                match: dict[str, list[EventId]] = {}
+                for event_id, page in reversed(path):
+                    events = match.get(page)
+                    if events is None:
+                        match[page] = [event_id]
+                    else:
+                        events.append(event_id)
+                result.append(match)
+                continue
+            path.append(current)
+            first = True
+            for edge in entries[current][1]:
+                edge_version = edge[_VERSION]
+                if is_compatible(current_version, edge_version):
+                    if first:
+                        new_path = path
+                        first = False
+                    else:
+                        new_path = path.copy()
+                    stack.append((edge[_TARGET], edge_version, new_path))
+        return result
+
+    def materialize_match(self, match: dict[str, list[EventId]]) -> dict[str, list[Any]]:
+        events = self.events
+        return {page: [events[e][0] for e in ids] for page, ids in match.items()}
+
+    # -- time and size ------------------------------------------------------
+    def advance_time(self, timestamp: int) -> None:
+        """Forget arrival counters of timestamps before ``timestamp``."""
+        counts = self.events_count
+        if counts:
+            for ts in [t for t in counts if t < timestamp]:
+                del counts[ts]
+
+    def is_empty(self) -> bool:
+        return not self.entries and not self.events
+
+    def entry_count(self) -> int:
+        return len(self.entries)
+
+    def event_count(self) -> int:
+        return len(self.events)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.events, self.entries, self.events_count)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.events, self.entries, self.events_count = state
