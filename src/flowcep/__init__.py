@@ -1,3 +1,75 @@
-"""flowcep: Flink CEP for Python."""
+"""flowcep: Flink CEP for Python.
+
+The same pattern language (snake_case, with Flink's camelCase names as
+aliases), the same matches, in pure Python; connectors for PySpark and PyFlink.
+"""
+
+from typing import Any
+
+from flowcep.pattern import (
+    AfterMatchSkipStrategy,
+    BooleanConditions,
+    ConditionError,
+    FlinkRuntimeException,
+    GroupPattern,
+    IllegalArgumentException,
+    IterativeCondition,
+    MalformedPatternException,
+    NullPointerException,
+    Pattern,
+    SimpleCondition,
+    UnsupportedOperationException,
+    WithinType,
+    and_,
+    not_,
+    or_,
+)
 
 __version__ = "0.1.0"
+
+_RUNTIME_NAMES = {
+    "CEP",
+    "CepOperator",
+    "Output",
+    "OutputTag",
+    "PatternProcessFunction",
+    "PatternStream",
+    "TimedOutPartialMatchHandler",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # The runtime is imported on first use, so that ``import flowcep`` stays light
+    # for code that only builds and compiles patterns.
+    if name in _RUNTIME_NAMES:
+        import flowcep.runtime as runtime
+
+        return getattr(runtime, name)
+    raise AttributeError(f"module 'flowcep' has no attribute {name!r}")
+
+
+__all__ = [
+    "AfterMatchSkipStrategy",
+    "BooleanConditions",
+    "CEP",
+    "CepOperator",
+    "ConditionError",
+    "FlinkRuntimeException",
+    "GroupPattern",
+    "IllegalArgumentException",
+    "IterativeCondition",
+    "MalformedPatternException",
+    "NullPointerException",
+    "Output",
+    "OutputTag",
+    "Pattern",
+    "PatternProcessFunction",
+    "PatternStream",
+    "SimpleCondition",
+    "TimedOutPartialMatchHandler",
+    "UnsupportedOperationException",
+    "WithinType",
+    "and_",
+    "not_",
+    "or_",
+]

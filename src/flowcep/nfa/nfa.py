@@ -300,7 +300,7 @@ class NFA:
         total_take_to_skip = max(0, total_takes - 1)
         result: list[ComputationState] = []
         version = run.version
-        for action, _, target, source, page, is_self_ignore in edges:
+        for action, _, target, _source, page, is_self_ignore in edges:
             if action == _IGNORE:
                 if is_start:
                     continue
