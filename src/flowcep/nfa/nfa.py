@@ -210,11 +210,24 @@ class NFA:
         new_partial = JavaPriorityQueue()
         potential = JavaPriorityQueue()
         states = self.states
+        needs_context = self._needs_context
+        # decisions of states whose conditions are all simple depend only on the event
+        decisions: dict[str, tuple[list[tuple[Any, ...]], int, int]] = {}
         for run in state.partial_matches:
-            next_runs = self._compute_next_states(buffer, run, handle)
-            if next_runs is None:  # only a self-ignore: the run survives unchanged
+            name = run.state
+            if needs_context[name]:
+                decision = self._decision_edges(buffer, run, handle, states[name])
+            else:
+                decision = decisions.get(name)  # type: ignore[assignment]
+                if decision is None:
+                    decision = decisions[name] = self._decision_edges(buffer, run, handle, states[name])
+            edges = decision[0]
+            if (len(edges) == 1 and edges[0][5]) or (not edges and states[name].is_start):
+                # nothing taken, nothing branched: the run survives unchanged (same version,
+                # same entry; Flink's lock + release of the entry cancel out)
                 new_partial.add(run)
                 continue
+            next_runs = self._compute_next_states(buffer, run, handle, decision)
             retain = []
             discard = False
             for new_run in next_runs:
@@ -245,7 +258,7 @@ class NFA:
 
     def _decision_edges(
         self, buffer: SharedBuffer, run: ComputationState, handle: _EventHandle, current: CompiledState
-    ) -> tuple[list[tuple[Any, ...]], int, int, Any]:
+    ) -> tuple[list[tuple[Any, ...]], int, int]:
         """Flink's ``createDecisionGraph``: follow PROCEED edges, collect TAKE/IGNORE."""
         event = handle.event
         ctx = ConditionContext(buffer, run, handle.timestamp) if self._needs_context[current.name] else None
@@ -278,23 +291,19 @@ class NFA:
                         else:
                             takes += 1
                     edges.append(transition)
-        return edges, takes, ignores, ctx
+        return edges, takes, ignores
 
     def _compute_next_states(
-        self, buffer: SharedBuffer, run: ComputationState, handle: _EventHandle
-    ) -> list[ComputationState] | None:
+        self,
+        buffer: SharedBuffer,
+        run: ComputationState,
+        handle: _EventHandle,
+        decision: tuple[list[tuple[Any, ...]], int, int],
+    ) -> list[ComputationState]:
         current = self.states[run.state]
-        edges, total_takes, total_ignores, ctx = self._decision_edges(buffer, run, handle, current)
+        edges, total_takes, total_ignores = decision
+        ctx = None
         is_start = current.is_start
-        if not edges:
-            if is_start:
-                return None  # the start run is re-added with an unchanged version
-            if run.previous_entry is not None:
-                buffer.release_node(run.previous_entry, run.version)
-            return []
-        if len(edges) == 1 and total_takes == 0 and total_ignores == 0 and not is_start:
-            # a single self-ignore: same state, same version, same entry (lock + release cancel out)
-            return None
         take_branches_to_visit = max(0, total_takes - 1)
         ignore_branches_to_visit = total_ignores
         total_take_to_skip = max(0, total_takes - 1)
@@ -419,9 +428,20 @@ class NFA:
         window_time = self.window_time
         window_times = self.window_times
         states = self.states
-        if window_time <= 0 and not window_times and not state.completed_matches:
-            buffer.advance_time(timestamp)
-            return result, timed_out
+        if not state.completed_matches:
+            # common case: nothing times out and nothing is held back, the queue stays as it is
+            for run in state.partial_matches:
+                if run.start_event_id is None:
+                    continue
+                if window_time > 0 and timestamp - run.start_timestamp >= window_time:
+                    break
+                if window_times:
+                    w = window_times.get(run.state)
+                    if w is not None and w > 0 and timestamp - run.previous_timestamp >= w:
+                        break
+            else:
+                buffer.advance_time(timestamp)
+                return result, timed_out
         new_partial = JavaPriorityQueue()
         potential = JavaPriorityQueue()
         for run in state.partial_matches:

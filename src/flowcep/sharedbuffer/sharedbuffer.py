@@ -152,7 +152,7 @@ class SharedBuffer:
     def advance_time(self, timestamp: int) -> None:
         """Forget arrival counters of timestamps before ``timestamp``."""
         counts = self.events_count
-        if counts:
+        if counts and (len(counts) > 1 or next(iter(counts)) < timestamp):
             for ts in [t for t in counts if t < timestamp]:
                 del counts[ts]
 
