@@ -316,7 +316,9 @@ class _Compiler:
                 until_sink = self.original_state_map.get(proceed.name)
                 if until is not None and until_sink is not None:
                     singleton.add_proceed(until_sink, And(proceed_condition, until))
-                singleton.add_proceed(proceed, And(proceed_condition, Not(take)))
+                singleton.add_proceed(
+                    proceed, And(proceed_condition, Not(until)) if until is not None else proceed_condition
+                )
             else:
                 singleton.add_proceed(proceed, proceed_condition)
         if ignore is not None:
@@ -360,7 +362,8 @@ class _Compiler:
                 sink_copy = self._copy(sink)
                 looping.add_proceed(sink_copy, And(proceed_condition, until))
                 self.original_state_map[sink.name] = sink_copy
-            looping.add_proceed(sink, And(proceed_condition, Not(take)))
+            # the "until fired" branch goes to the copy, which the greedy update below leaves alone
+            looping.add_proceed(sink, And(proceed_condition, Not(until)) if until is not None else proceed_condition)
             self._update_with_greedy_condition(sink, self._take_condition(self.current))
         else:
             looping.add_proceed(sink, proceed_condition)

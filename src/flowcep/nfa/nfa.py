@@ -51,7 +51,7 @@ class CompiledState:
         self.is_final = state.state_type is StateType.Final
         self.is_stop = state.state_type is StateType.Stop
         self.is_pending = state.state_type is StateType.Pending
-        # (action code, evaluator or None, target name, source name, source page, is self-ignore)
+        # (action code, evaluator or None, target name, source name, source page, loops on its own state)
         self.transitions: tuple[tuple[Any, ...], ...] = ()
         self.iterative = False
 
@@ -222,7 +222,9 @@ class NFA:
                 if decision is None:
                     decision = decisions[name] = self._decision_edges(buffer, run, handle, states[name])
             edges = decision[0]
-            if (len(edges) == 1 and edges[0][5]) or (not edges and states[name].is_start):
+            if (len(edges) == 1 and edges[0][0] == _IGNORE and edges[0][2] == name) or (
+                not edges and states[name].is_start
+            ):
                 # nothing taken, nothing branched: the run survives unchanged (same version,
                 # same entry; Flink's lock + release of the entry cancel out)
                 new_partial.add(run)
@@ -309,11 +311,12 @@ class NFA:
         total_take_to_skip = max(0, total_takes - 1)
         result: list[ComputationState] = []
         version = run.version
-        for action, _, target, _source, page, is_self_ignore in edges:
+        current_name = current.name
+        for action, _, target, _source, page, _ in edges:
             if action == _IGNORE:
                 if is_start:
                     continue
-                if is_self_ignore:
+                if target == current_name:  # Flink's isEquivalentState: same state name
                     new_version = _increase(version, _self_state(total_ignores, total_takes))
                 else:
                     new_version = _increase(version, total_take_to_skip + ignore_branches_to_visit) + (0,)
