@@ -207,29 +207,39 @@ class NFA:
                 buffer.release_event(handle.event_id)
 
     def _do_process(self, buffer: SharedBuffer, state: NFAState, handle: _EventHandle, skip: Any) -> list[Match]:
-        new_partial = JavaPriorityQueue()
-        potential = JavaPriorityQueue()
         states = self.states
         needs_context = self._needs_context
-        # decisions of states whose conditions are all simple depend only on the event
-        decisions: dict[str, tuple[list[tuple[Any, ...]], int, int]] = {}
+        # Phase 1 evaluates every condition before anything changes, so that a condition that
+        # raises leaves the key's runs and buffer untouched.  Reading first and writing second
+        # gives Flink's results: a run's conditions only read its own, unchanged, path.
+        # Decisions of states whose conditions are all simple depend only on the event.
+        cache: dict[str, Any] = {}
+        planned: list[tuple[ComputationState, tuple[Any, ...] | None]] = []
         for run in state.partial_matches:
             name = run.state
             if needs_context[name]:
-                decision = self._decision_edges(buffer, run, handle, states[name])
+                decision = self._decide(buffer, run, handle, states[name], None)
             else:
-                decision = decisions.get(name)  # type: ignore[assignment]
+                decision = cache.get(name)
                 if decision is None:
-                    decision = decisions[name] = self._decision_edges(buffer, run, handle, states[name])
+                    decision = cache[name] = self._decide(buffer, run, handle, states[name], cache)
             edges = decision[0]
             if (len(edges) == 1 and edges[0][0] == _IGNORE and edges[0][2] == name) or (
                 not edges and states[name].is_start
             ):
                 # nothing taken, nothing branched: the run survives unchanged (same version,
                 # same entry; Flink's lock + release of the entry cancel out)
+                planned.append((run, None))
+            else:
+                planned.append((run, decision))
+        # Phase 2: apply.
+        new_partial = JavaPriorityQueue()
+        potential = JavaPriorityQueue()
+        for run, planned_decision in planned:
+            if planned_decision is None:
                 new_partial.add(run)
                 continue
-            next_runs = self._compute_next_states(buffer, run, handle, decision)
+            next_runs = self._compute_next_states(buffer, run, handle, planned_decision)
             retain = []
             discard = False
             for new_run in next_runs:
@@ -258,10 +268,19 @@ class NFA:
         state.partial_matches = new_partial
         return result
 
-    def _decision_edges(
-        self, buffer: SharedBuffer, run: ComputationState, handle: _EventHandle, current: CompiledState
-    ) -> tuple[list[tuple[Any, ...]], int, int]:
-        """Flink's ``createDecisionGraph``: follow PROCEED edges, collect TAKE/IGNORE."""
+    def _decide(
+        self,
+        buffer: SharedBuffer,
+        run: ComputationState,
+        handle: _EventHandle,
+        current: CompiledState,
+        final_cache: dict[str, Any] | None,
+    ) -> tuple[Any, ...]:
+        """Flink's ``createDecisionGraph`` plus, per TAKE edge, ``findFinalStateAfterProceed``.
+
+        Returns ``(edges, take branches, non-self ignore branches, finals)`` where
+        ``finals[i]`` is the final state reached by PROCEED after taking edge ``i``.
+        """
         event = handle.event
         ctx = ConditionContext(buffer, run, handle.timestamp) if self._needs_context[current.name] else None
         edges: list[tuple[Any, ...]] = []
@@ -277,8 +296,6 @@ class NFA:
                 if evaluator is not None:
                     try:
                         ok = evaluator(event, ctx)
-                    except ConditionError:
-                        raise
                     except Exception as exc:
                         raise ConditionError(transition[4], event, exc) from exc
                     if not ok:
@@ -293,18 +310,38 @@ class NFA:
                         else:
                             takes += 1
                     edges.append(transition)
-        return edges, takes, ignores
+        finals: list[str | None] | None = None
+        if takes:
+            finals = []
+            needs_context = self._needs_context
+            for edge in edges:
+                if edge[0] != _TAKE:
+                    finals.append(None)
+                    continue
+                target = edge[2]
+                cacheable = final_cache is not None and not needs_context[target]
+                key = "\0final:" + target
+                if cacheable and key in final_cache:  # type: ignore[operator]
+                    finals.append(final_cache[key])  # type: ignore[index]
+                    continue
+                if ctx is None and needs_context[target]:
+                    ctx = ConditionContext(buffer, run, handle.timestamp)
+                final = self._find_final_state_after_proceed(ctx, target, event)
+                if cacheable:
+                    final_cache[key] = final  # type: ignore[index]
+                finals.append(final)
+        return edges, takes, ignores, finals
 
     def _compute_next_states(
         self,
         buffer: SharedBuffer,
         run: ComputationState,
         handle: _EventHandle,
-        decision: tuple[list[tuple[Any, ...]], int, int],
+        decision: tuple[Any, ...],
     ) -> list[ComputationState]:
+        """Flink's ``computeNextStates`` on a decision made beforehand (no conditions here)."""
         current = self.states[run.state]
-        edges, total_takes, total_ignores = decision
-        ctx = None
+        edges, total_takes, total_ignores, finals = decision
         is_start = current.is_start
         take_branches_to_visit = max(0, total_takes - 1)
         ignore_branches_to_visit = total_ignores
@@ -312,7 +349,7 @@ class NFA:
         result: list[ComputationState] = []
         version = run.version
         current_name = current.name
-        for action, _, target, _source, page, _ in edges:
+        for i, (action, _, target, _source, page, _) in enumerate(edges):
             if action == _IGNORE:
                 if is_start:
                     continue
@@ -348,7 +385,7 @@ class NFA:
                 self._add_run(
                     buffer, result, target, new_entry, next_version, start_timestamp, handle.timestamp, start_event_id
                 )
-                final = self._find_final_state_after_proceed(ctx, target, handle.event, buffer, run, handle)
+                final = finals[i]
                 if final is not None:
                     self._add_run(
                         buffer,
@@ -384,15 +421,7 @@ class NFA:
         if entry is not None:
             buffer.lock_node(entry, version)
 
-    def _find_final_state_after_proceed(
-        self,
-        ctx: Any,
-        state_name: str,
-        event: Any,
-        buffer: SharedBuffer,
-        run: ComputationState,
-        handle: _EventHandle,
-    ) -> str | None:
+    def _find_final_state_after_proceed(self, ctx: Any, state_name: str, event: Any) -> str | None:
         states = self.states
         stack = [states[state_name]]
         while stack:
@@ -402,8 +431,6 @@ class NFA:
                     continue
                 evaluator = transition[1]
                 if evaluator is not None:
-                    if ctx is None:
-                        ctx = ConditionContext(buffer, run, handle.timestamp)
                     try:
                         ok = evaluator(event, ctx)
                     except Exception as exc:

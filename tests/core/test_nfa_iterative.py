@@ -1,0 +1,132 @@
+"""Iterative conditions (IterativeConditionsITCase) and events shared between steps and matches
+(SameElementITCase)."""
+
+from flowcep import Pattern
+
+from .helpers import (
+    dict_matches,
+    events,
+    fewer_than,
+    named,
+    price_above_avg_of,
+    price_above_last_of,
+    run,
+    run_full,
+)
+
+
+def test_get_events_for_pattern_excludes_the_candidate_event():
+    # with the candidate included, "price > last taken price" could never hold for a repetition
+    p = Pattern.begin("a").where(named("a")).one_or_more().where(price_above_last_of("a"))
+    assert run(p, "a1$1 a2$3 a3$2 a4$5") == [[1], [1, 2], [1, 2, 4], [2], [2, 4], [3], [3, 4], [4]]
+
+
+def test_condition_reading_an_earlier_step():
+    p = (
+        Pattern.begin("a").where(named("a")).one_or_more()
+        .followed_by("b").where(named("b")).where(price_above_avg_of("a"))
+    )
+    # [a1]: avg 1, b3 qualifies; [a1 a2]: avg 3, b3 is skipped and b4 qualifies; [a2]: avg 5, none
+    assert run(p, "a1$1 a2$5 b3$2 b4$4") == [[1, 2, 4], [1, 3]]
+
+
+def test_condition_counting_its_own_events_bounds_a_loop():
+    p = (
+        Pattern.begin("a").where(named("a"))
+        .followed_by("b").where(named("b")).one_or_more().where(fewer_than("b", 2))
+    )
+    assert run(p, "a1 b2 b3 b4") == [[1, 2], [1, 2, 3]]
+
+
+def test_get_events_for_pattern_is_empty_for_a_step_without_events():
+    seen = []
+
+    def cond(e, ctx):
+        seen.append((e.id, [x.id for x in ctx.get_events_for_pattern("b")], [x.id for x in ctx.get_events_for_pattern("a")]))
+        return e.name == "a"
+
+    p = Pattern.begin("a").where(cond).followed_by("b").where(named("b"))
+    run(p, "a1 a2")
+    # on the start step nothing is taken yet; on a2 the run of a1 is not asked (b is next)
+    assert (1, [], []) in seen
+    assert all(b == [] for _, b, _ in seen)
+
+
+def test_ctx_timestamp_is_the_candidates_timestamp():
+    seen = []
+
+    def cond(e, ctx):
+        seen.append((e.id, ctx.timestamp()))
+        return True
+
+    p = Pattern.begin("a").where(named("a")).followed_by("b").where(cond)
+    run(p, "a1@10 x2@20 x3@35")
+    assert (2, 20) in seen and all(e_ts == {2: 20, 3: 35}[i] for i, e_ts in seen)
+
+
+def test_iterative_condition_as_a_two_argument_lambda():
+    # a b whose price exceeds the sum of all a's taken so far
+    p = (
+        Pattern.begin("a").where(lambda e: e.name == "a").one_or_more()
+        .followed_by("b").where(lambda e, ctx: e.name == "b" and e.price > sum(x.price for x in ctx.get_events_for_pattern("a")))
+    )
+    assert run(p, "a1$1 a2$2 b3$2 b4$5") == [[1, 2, 4], [1, 3], [2, 4]]
+
+
+def test_iterative_condition_in_a_not_followed_by_reads_the_earlier_steps():
+    # FLINK-15964: the negated step may read events of earlier steps
+    p = (
+        Pattern.begin("a").where(named("a"))
+        .not_followed_by("n").where(price_above_last_of("a"))
+        .followed_by("c").where(named("c"))
+    )
+    assert run(p, "a1$5 x2$3 c3$1") == [[1, 3]]
+    assert run(p, "a1$5 x2$9 c3$1") == []
+
+
+def test_iterative_condition_sees_only_its_own_runs_events():
+    # two overlapping runs: each compares with its own a
+    p = Pattern.begin("a").where(named("a")).followed_by_any("b").where(named("b")).where(price_above_last_of("a"))
+    assert run(p, "a1$1 a2$5 b3$3 b4$9") == [[1, 3], [1, 4], [2, 4]]
+
+
+# --- the same element in several steps and matches ----------------------------------------------
+
+
+def test_an_event_can_serve_different_steps_in_different_matches():
+    p = Pattern.begin("a").where(named("x")).followed_by_any("b").where(named("x"))
+    assert run(p, "x1 x2 x3") == [[1, 2], [1, 3], [2, 3]]
+
+
+def test_equal_events_are_distinct_occurrences():
+    e = events("a1")[0]
+    p = Pattern.begin("a").where(named("a")).followed_by("b").where(named("a"))
+    r = run_full(p, [e, e, e])
+    assert r.matches == [[1, 1], [1, 1]]
+
+
+def test_a_run_in_a_loops_ignore_state_cannot_proceed():
+    # SameElementITCase.testIterativeConditionWSameElement-like: the run that skipped m3
+    # sits in the loop's ignore state and must take another m before it may finish;
+    # [s1 m2 e4] therefore appears once, not twice
+    p = (
+        Pattern.begin("s").where(named("s"))
+        .followed_by("m").where(named("m")).one_or_more().allow_combinations()
+        .followed_by("e").where(named("e"))
+    )
+    assert run(p, "s1 m2 m3 e4") == [[1, 2, 3, 4], [1, 2, 4]]
+
+
+def test_followed_by_any_allow_combinations_is_exponential():
+    # SameElementITCase.testZeroOrMoreSameElement-like: every subset of the a's
+    p = (
+        Pattern.begin("s").where(named("s"))
+        .followed_by_any("m").where(named("a")).one_or_more().allow_combinations().optional()
+        .followed_by("e").where(named("e"))
+    )
+    assert len(run(p, "s1 a2 a3 a4 a5 a6 e7")) == 32
+
+
+def test_an_event_matching_two_consecutive_steps_is_taken_by_one_of_them_per_run():
+    p = Pattern.begin("a").where(named("x")).one_or_more().followed_by("b").where(named("x"))
+    assert dict_matches(p, "x1 x2") == [{"a": [1], "b": [2]}]
