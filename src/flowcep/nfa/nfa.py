@@ -215,6 +215,7 @@ class NFA:
         # Decisions of states whose conditions are all simple depend only on the event.
         cache: dict[str, Any] = {}
         planned: list[tuple[ComputationState, tuple[Any, ...] | None]] = []
+        decision: Any
         for run in state.partial_matches:
             name = run.state
             if needs_context[name]:
