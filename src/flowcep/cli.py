@@ -1,0 +1,477 @@
+"""The ``flowcep`` command line.
+
+    flowcep run PATTERN INPUT [--key COL] [--timestamp COL] [--out-of-orderness D]
+                              [--format csv|jsonl|parquet] [--engine local|spark] [--output FILE]
+    flowcep explain PATTERN [--dot FILE] [--svg FILE] [--png FILE]
+    flowcep demo
+
+See docs/cli.md for the details, the output format and the exit statuses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import operator
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from flowcep.cli_support.errors import (
+    EXIT_DEPENDENCY,
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_PATTERN,
+    EXIT_RUNTIME,
+    EXIT_USAGE,
+    CliError,
+)
+
+PROG = "flowcep"
+KINDS = ("match", "timeout", "late", "bad_record")
+
+
+# ----------------------------------------------------------------------------- argument parsing
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from flowcep import __version__
+
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Flink CEP for Python: find event patterns in files and streams.",
+        epilog="Start with `flowcep demo`. Docs: docs/cli.md.",
+    )
+    parser.add_argument("--version", action="version", version=f"flowcep {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser(
+        "run",
+        help="match a pattern over an input file, write matches as JSON lines",
+        description=(
+            "Run the pattern defined in PATTERN (a Python file defining `pattern`, and optionally "
+            "`select` and `timeout`) over the events of INPUT, in event time. Matches, timed-out "
+            "partial matches and late events are written as JSON lines; a summary goes to stderr."
+        ),
+    )
+    run.add_argument("pattern", metavar="PATTERN", help="Python file that defines `pattern`")
+    run.add_argument(
+        "input", metavar="INPUT", help="input file (csv, jsonl, parquet; .gz allowed), or - for stdin"
+    )
+    run.add_argument("--key", "-k", metavar="COL", help="column to key the stream by (default: one stream)")
+    run.add_argument(
+        "--timestamp",
+        "-t",
+        metavar="COL",
+        default=None,
+        help="event-time column: integer milliseconds or ISO-8601 (default: `timestamp`)",
+    )
+    run.add_argument(
+        "--out-of-orderness",
+        "-d",
+        metavar="D",
+        default="0",
+        help="how late events may arrive, e.g. 500 (ms), 5s, 2m (default: 0, input in time order)",
+    )
+    run.add_argument(
+        "--format",
+        "-f",
+        choices=["csv", "jsonl", "parquet"],
+        help="input format (default: from the extension)",
+    )
+    run.add_argument("--engine", choices=["local", "spark"], default="local", help="local (default) or spark")
+    run.add_argument("--output", "-o", metavar="FILE", help="write JSON lines to FILE instead of stdout")
+    run.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="when a condition raises on an event, write it as kind bad_record and carry on (default: stop)",
+    )
+    run.add_argument("--quiet", "-q", action="store_true", help="no progress line and no summary")
+    run.add_argument(
+        "--progress",
+        action="store_true",
+        help="show the progress line even when stderr is not a terminal",
+    )
+    run.set_defaults(func=cmd_run)
+
+    explain = sub.add_parser(
+        "explain",
+        help="show the compiled NFA of a pattern (text, Graphviz DOT, SVG/PNG)",
+        description="Print the states and transitions that PATTERN compiles to, and optionally draw them.",
+    )
+    explain.add_argument("pattern", metavar="PATTERN", help="Python file that defines `pattern`")
+    explain.add_argument("--dot", metavar="FILE", help="write the Graphviz DOT source to FILE (- for stdout)")
+    explain.add_argument("--svg", metavar="FILE", help="render an SVG picture with Graphviz's `dot`")
+    explain.add_argument("--png", metavar="FILE", help="render a PNG picture with Graphviz's `dot`")
+    explain.set_defaults(func=cmd_explain)
+
+    demo = sub.add_parser(
+        "demo",
+        help="run the bundled examples and show what they find",
+        description="Run the examples (stock trends, server alerts, card fraud, a Flink port) on their bundled data.",
+    )
+    demo.add_argument(
+        "--examples", metavar="DIR", help="the examples directory (default: the one next to the package)"
+    )
+    demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``flowcep`` console script; returns the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help, --version, or a usage error (already printed)
+        return e.code if isinstance(e.code, int) else EXIT_USAGE
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(args.func(args))
+    except CliError as e:
+        _error(e.message)
+        return e.status
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `flowcep run ... | head`); not an error of ours.
+        _silence_stdout()
+        return EXIT_OK
+
+
+def _error(message: str) -> None:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+
+
+def _silence_stdout() -> None:
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+@contextmanager
+def _open_output(path: str | None) -> Iterator[IO[str]]:
+    if path is None or path == "-":
+        yield sys.stdout
+        return
+    try:
+        f = open(path, "w", encoding="utf-8")  # noqa: SIM115
+    except OSError as e:
+        raise CliError(f"cannot write {path}: {e.strerror}", EXIT_USAGE) from None
+    with f:
+        yield f
+
+
+# ----------------------------------------------------------------------------- run
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from flowcep.cli_support.inputs import detect_format
+    from flowcep.cli_support.loader import compile_pattern, load_pattern_file
+    from flowcep.cli_support.timeparse import parse_duration
+
+    try:
+        out_of_orderness = parse_duration(args.out_of_orderness)
+    except ValueError as e:
+        raise CliError(f"--out-of-orderness: {e}", EXIT_USAGE) from None
+    fmt = detect_format(args.input, args.format)
+    if args.input != "-" and not Path(args.input).exists():
+        raise CliError(f"input file not found: {args.input}", EXIT_INPUT)
+    pf = load_pattern_file(args.pattern)
+    compile_pattern(pf.pattern, args.pattern)  # reports an illegal pattern before any input is read
+
+    if args.engine == "spark":
+        return _run_spark(args, pf, fmt, out_of_orderness)
+    return _run_local(args, pf, fmt, out_of_orderness)
+
+
+def _make_operator(pattern: Any, key: str | None, out_of_orderness: int, keep_going: bool) -> Any:
+    from flowcep.runtime.operator import CepOperator
+
+    key_by = operator.itemgetter(key) if key else None
+    return CepOperator(
+        pattern,
+        key_by=key_by,
+        out_of_orderness=out_of_orderness,
+        on_error="side_output" if keep_going else "raise",
+    )
+
+
+def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: int) -> int:
+    from flowcep.cli_support.inputs import ReadProgress, read_rows
+    from flowcep.cli_support.output import ProgressLine, dumps, summary_line
+    from flowcep.cli_support.timeparse import parse_timestamp
+
+    key_col: str | None = args.key
+    ts_col: str = args.timestamp or "timestamp"
+    op = _make_operator(pf.pattern, key_col, out_of_orderness, args.keep_going)
+    counts = dict.fromkeys(KINDS, 0)
+    read_progress = ReadProgress()
+    show_progress = not args.quiet and (args.progress or sys.stderr.isatty())
+    progress = ProgressLine(enabled=show_progress, delay=0.0 if args.progress else 1.0)
+    select, timeout = pf.select, pf.timeout
+    events = 0
+    started = time.perf_counter()
+    input_name = "<stdin>" if args.input == "-" else args.input
+    line: int | None = 0  # where reading is: a line/row number, 0 before the first, None at the end
+
+    def where() -> str:
+        if line is None:
+            return "the end of the input"
+        if not line:
+            return "the start of the input"
+        return f"{input_name}: {'line' if read_progress.unit == 'bytes' else 'row'} {line}"
+
+    with _open_output(args.output) as out:
+        write = out.write
+
+        def emit(outputs: list[Any]) -> None:
+            for o in outputs:
+                record = _output_record(o, select, timeout, where)
+                counts[record["kind"]] = counts.get(record["kind"], 0) + 1
+                write(dumps(record))
+                write("\n")
+
+        try:
+            checked_columns = False
+            last_raw_ts: Any = object()  # rows in time order often share a timestamp: parse it once
+            ts = 0
+            for line, record in read_rows(args.input, fmt or None, read_progress):  # noqa: B007 - where() reads it
+                if not checked_columns or ts_col not in record or (key_col and key_col not in record):
+                    _check_columns(record, key_col, ts_col, where(), explicit_ts=args.timestamp is not None)
+                    checked_columns = True
+                raw_ts = record[ts_col]
+                if raw_ts != last_raw_ts or type(raw_ts) is not type(last_raw_ts):
+                    try:
+                        ts = parse_timestamp(raw_ts)
+                    except ValueError as e:
+                        raise CliError(
+                            f"unparsable timestamp at {where()}: column {ts_col!r}: {e}", EXIT_INPUT
+                        ) from None
+                    last_raw_ts = raw_ts
+                events += 1
+                try:
+                    outputs = op.process_element(record, timestamp=ts)
+                except Exception as e:
+                    emit(getattr(e, "outputs", None) or [])  # BadRecordError: what was ready before
+                    raise _matching_error(e, where()) from e
+                if outputs:
+                    emit(outputs)
+                if not events & 1023:
+                    progress.update(events, counts, read_progress)
+            line = None
+            try:
+                outputs = op.flush()
+            except Exception as e:
+                emit(getattr(e, "outputs", None) or [])
+                raise _matching_error(e, where()) from e
+            emit(outputs)
+            out.flush()
+        finally:
+            progress.clear()
+
+    elapsed = time.perf_counter() - started
+    if not args.quiet:
+        print(summary_line(events, elapsed, counts), file=sys.stderr)
+    return EXIT_OK
+
+
+def _check_columns(record: Any, key_col: str | None, ts_col: str, location: str, explicit_ts: bool) -> None:
+    columns = ", ".join(map(str, record)) or "none"
+    if ts_col not in record:
+        hint = "" if explicit_ts else "; name the event-time column with --timestamp COL"
+        raise CliError(f"missing column {ts_col!r} at {location} (columns: {columns}){hint}", EXIT_INPUT)
+    if key_col and key_col not in record:
+        raise CliError(f"missing column {key_col!r} (--key) at {location} (columns: {columns})", EXIT_INPUT)
+
+
+def _matching_error(e: BaseException, location: str) -> CliError:
+    hint = " (pass --keep-going to write such records as kind bad_record and carry on)"
+    if type(e).__name__ == "BadRecordError":
+        return CliError(f"matching failed at {location}: {e}{hint}", EXIT_RUNTIME)
+    return CliError(f"matching failed at {location}: {type(e).__name__}: {e}", EXIT_RUNTIME)
+
+
+def _output_record(
+    o: Any,
+    select: Callable[[Any], Any] | None,
+    timeout: Callable[[Any], Any] | None,
+    where: Callable[[], str],
+) -> dict[str, Any]:
+    kind = o.kind
+    kind = getattr(kind, "value", kind)
+    kind = str(kind).lower()
+    record: dict[str, Any] = {"kind": kind, "key": o.key, "timestamp": o.timestamp}
+    value = o.value
+    if kind == "match":
+        if select is not None:
+            record["value"] = _call_user(select, value, "select", where)
+        else:
+            record["match"] = value
+    elif kind == "timeout":
+        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], dict):
+            value = value[0]
+        if timeout is not None:
+            record["value"] = _call_user(timeout, value, "timeout", where)
+        else:
+            record["match"] = value
+    elif kind == "bad_record":
+        event, error = _split_bad_record(value)
+        record["event"] = event
+        record["error"] = error
+    else:
+        record["event"] = value
+    return record
+
+
+def _split_bad_record(value: Any) -> tuple[Any, str]:
+    record = getattr(value, "record", None)
+    error = getattr(value, "error", None)
+    if record is not None and isinstance(error, str):  # flowcep.runtime.output.BadRecord
+        step = getattr(value, "step", None)
+        stage = getattr(value, "stage", None)
+        where = f"pattern step {step!r}" if step else f"{stage} stage" if stage else ""
+        return record, f"{error} (at {where})" if where else error
+    if isinstance(value, tuple) and len(value) == 2:
+        event, error = value
+        return event, error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+    for ev_attr, err_attr in (("event", "error"), ("element", "error"), ("event", "exception")):
+        if hasattr(value, ev_attr) and hasattr(value, err_attr):
+            err = getattr(value, err_attr)
+            return getattr(value, ev_attr), err if isinstance(err, str) else f"{type(err).__name__}: {err}"
+    return value, ""
+
+
+def _call_user(fn: Callable[[Any], Any], value: Any, name: str, where: Callable[[], str]) -> Any:
+    try:
+        return fn(value)
+    except Exception as e:
+        raise CliError(
+            f"{name}() raised {type(e).__name__}: {e} (on a result ready at {where()})", EXIT_RUNTIME
+        ) from e
+
+
+def _run_spark(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: int) -> int:
+    from flowcep.cli_support.output import dumps, summary_line
+
+    if args.input == "-":
+        raise CliError("--engine spark reads files, not standard input; pass a file name", EXIT_USAGE)
+    hint = "the spark engine needs pyspark, which is not installed: pip install flowcep[spark]"
+    try:
+        from flowcep.connectors.spark import run_cli
+    except ImportError as e:
+        if (e.name or "").startswith("flowcep"):
+            raise CliError(f"this flowcep has no spark connector ({e})", EXIT_DEPENDENCY) from None
+        raise CliError(f"{hint} ({e})", EXIT_DEPENDENCY) from None
+    counts = dict.fromkeys(KINDS, 0)
+    started = time.perf_counter()
+    with _open_output(args.output) as out:
+        try:
+            results = run_cli(
+                pf.pattern,
+                args.input,
+                fmt,
+                args.key,
+                args.timestamp or "timestamp",
+                out_of_orderness,
+                _jsonable_select(pf.select),
+            )
+            for item in results:
+                kind = str(item.get("kind", "match")) if isinstance(item, dict) else "match"
+                counts[kind] = counts.get(kind, 0) + 1
+                out.write(dumps(item))
+                out.write("\n")
+        except ImportError as e:
+            raise CliError(f"{hint} ({e})", EXIT_DEPENDENCY) from None
+        except CliError:
+            raise
+        except Exception as e:
+            status = EXIT_INPUT if str(e).startswith("missing column") else EXIT_RUNTIME
+            raise CliError(f"the spark engine failed: {type(e).__name__}: {e}", status) from e
+    if not args.quiet:
+        seconds = time.perf_counter() - started
+        events = getattr(results, "events", None)
+        if events is not None:
+            line = summary_line(events, seconds, counts).replace("flowcep:", "flowcep (spark):", 1)
+        else:  # the connector does not count input rows
+            line = summary_line(0, seconds, counts).split(": ", 2)[2]
+            line = f"flowcep (spark): {seconds:.2f} s: {line}"
+        print(line, file=sys.stderr)
+    return EXIT_OK
+
+
+def _jsonable_select(select: Callable[[Any], Any] | None) -> Callable[[Any], Any] | None:
+    """``select`` whose result is plain JSON data, converted as the local engine converts it
+    (dataclasses, attrs classes and named tuples to objects, datetimes to ISO text...)."""
+    if select is None:
+        return None
+    return functools.partial(_select_as_json, select)
+
+
+def _select_as_json(select: Callable[[Any], Any], match: Any) -> Any:
+    from flowcep.cli_support.output import dumps
+
+    return json.loads(dumps(select(match)))
+
+
+# ----------------------------------------------------------------------------- explain
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from flowcep.cli_support.explain import explain_dot, explain_text, render_dot
+    from flowcep.cli_support.loader import compile_pattern, load_pattern_file
+
+    pf = load_pattern_file(args.pattern)
+    nfa = compile_pattern(pf.pattern, args.pattern)
+    title = str(args.pattern)
+    sys.stdout.write(explain_text(nfa, pf.pattern, title))
+    if not (args.dot or args.svg or args.png):
+        return EXIT_OK
+    dot = explain_dot(nfa, title)
+    if args.dot == "-":
+        sys.stdout.write("\n" + dot)
+    elif args.dot:
+        try:
+            Path(args.dot).write_text(dot, encoding="utf-8")
+        except OSError as e:
+            raise CliError(f"cannot write {args.dot}: {e.strerror}", EXIT_USAGE) from None
+        print(f"wrote {args.dot}", file=sys.stderr)
+    for fmt, path in (("svg", args.svg), ("png", args.png)):
+        if path:
+            render_dot(dot, path, fmt)
+            print(f"wrote {path}", file=sys.stderr)
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------------------- demo
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from flowcep.cli_support.demo import run_demo
+
+    return run_demo(args.examples)
+
+
+__all__ = [
+    "EXIT_DEPENDENCY",
+    "EXIT_INPUT",
+    "EXIT_OK",
+    "EXIT_PATTERN",
+    "EXIT_RUNTIME",
+    "EXIT_USAGE",
+    "build_parser",
+    "main",
+]
+
+if __name__ == "__main__":
+    sys.exit(main())

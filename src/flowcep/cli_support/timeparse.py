@@ -1,0 +1,151 @@
+"""Timestamps and durations as users write them on a command line or in a data file.
+
+Timestamps become integer milliseconds since the Unix epoch, the unit Flink uses for event
+time. Accepted: integers (already milliseconds), integral floats, digit strings, and ISO-8601
+date-times (``2026-03-02T09:30:00Z``, ``2026-03-02 09:30:00.250+01:00``, ``2026-03-02``);
+a date-time without an offset is read as UTC.
+
+Durations become integer milliseconds: ``250`` (ms), ``250ms``, ``5s``, ``2m``/``2min``,
+``1h``, ``1d``, combinations such as ``1h30m``, ISO-8601 ``PT5M``, or a ``timedelta``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+_INT_RE = re.compile(r"[+-]?\d+")
+
+
+def parse_timestamp(value: Any) -> int:
+    """Milliseconds since the epoch for ``value``; ``ValueError`` says why it cannot be read."""
+    if isinstance(value, bool):  # bool is an int subclass; a True timestamp is surely a mistake
+        raise ValueError(f"a boolean ({value!r}) is not a timestamp")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer():
+            return int(value)
+        raise ValueError(f"{value!r} is not a whole number of milliseconds")
+    if isinstance(value, datetime):
+        return _datetime_ms(value)
+    if isinstance(value, date):
+        return _datetime_ms(datetime(value.year, value.month, value.day))
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            raise ValueError("the timestamp is empty")
+        if _INT_RE.fullmatch(text):
+            return int(text)
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            raise ValueError(
+                f"{value!r} is neither milliseconds since the epoch nor an ISO-8601 date-time"
+            ) from None
+        return _datetime_ms(parsed)
+    if value is None:
+        raise ValueError("the timestamp is missing (null)")
+    raise ValueError(f"a {type(value).__name__} ({value!r}) is not a timestamp")
+
+
+def _datetime_ms(dt: datetime) -> int:
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return (dt - _EPOCH) // _MS
+
+
+def format_timestamp(ms: int | None) -> str:
+    """ISO-8601 UTC text for a millisecond timestamp (for humans; JSON output keeps the int)."""
+    if ms is None:
+        return "-"
+    try:
+        dt = _EPOCH + timedelta(milliseconds=ms)
+    except OverflowError:
+        return str(ms)
+    text = dt.strftime("%Y-%m-%dT%H:%M:%S")
+    if ms % 1000:
+        text += f".{ms % 1000:03d}"
+    return text + "Z"
+
+
+_UNITS = {
+    "ms": 1,
+    "s": 1000,
+    "sec": 1000,
+    "m": 60_000,
+    "min": 60_000,
+    "h": 3_600_000,
+    "d": 86_400_000,
+}
+_PART_RE = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|sec|min|s|m|h|d)", re.IGNORECASE)
+_ISO_RE = re.compile(
+    r"P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?(?:(?P<s>\d+(?:\.\d+)?)S)?)?",
+    re.IGNORECASE,
+)
+
+
+def parse_duration(value: Any) -> int:
+    """Milliseconds for ``value``; ``ValueError`` on anything else or a negative duration."""
+    if isinstance(value, timedelta):
+        ms = value // _MS
+    elif isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a duration")
+    elif isinstance(value, int):
+        ms = value
+    elif isinstance(value, str):
+        ms = _parse_duration_text(value)
+    else:
+        raise ValueError(f"{value!r} is not a duration")
+    if ms < 0:
+        raise ValueError(f"a duration cannot be negative ({value!r})")
+    return ms
+
+
+def _parse_duration_text(value: str) -> int:
+    text = value.strip()
+    if _INT_RE.fullmatch(text):
+        return int(text)
+    iso = _ISO_RE.fullmatch(text)
+    if iso and any(iso.groupdict().values()):
+        g = iso.groupdict()
+        total = sum(
+            float(g[k] or 0) * mult
+            for k, mult in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000))
+        )
+        return round(total)
+    pos = 0
+    total = 0.0
+    compact = text.replace(" ", "")
+    for part in _PART_RE.finditer(compact):
+        if part.start() != pos:
+            break
+        total += float(part.group(1)) * _UNITS[part.group(2).lower()]
+        pos = part.end()
+    if pos and pos == len(compact):
+        return round(total)
+    raise ValueError(
+        f"{value!r} is not a duration; write milliseconds (500) or a number with a unit: "
+        "500ms, 5s, 2m, 1h, 1d, 1h30m, PT5M"
+    )
+
+
+def format_duration(ms: int | None) -> str:
+    """Short text for a duration in ms: ``1h``, ``15m``, ``90s``, ``250ms``, ``1h30m``."""
+    if ms is None:
+        return "-"
+    if ms == 0:
+        return "0ms"
+    parts = []
+    rest = ms
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000)):
+        if rest >= size:
+            parts.append(f"{rest // size}{unit}")
+            rest %= size
+    if rest:
+        parts.append(f"{rest}ms")
+    return "".join(parts)

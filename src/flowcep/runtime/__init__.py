@@ -1,0 +1,43 @@
+"""The embedded runtime: ``CepOperator`` (push API) and ``CEP.pattern`` (pull API)."""
+
+from flowcep.runtime.functions import (
+    Collector,
+    Context,
+    OutputTag,
+    PatternProcessFunction,
+    TimedOutPartialMatchHandler,
+)
+from flowcep.runtime.operator import LONG_MAX, LONG_MIN, CepOperator
+from flowcep.runtime.output import BadRecord, BadRecordError, Output
+from flowcep.runtime.snapshot import SnapshotError
+from flowcep.runtime.stream import (
+    BAD_RECORDS,
+    CEP,
+    LATE_DATA,
+    TIMED_OUT,
+    PatternStream,
+    ResultStream,
+    SideOutputStream,
+)
+
+__all__ = [
+    "BAD_RECORDS",
+    "CEP",
+    "LATE_DATA",
+    "LONG_MAX",
+    "LONG_MIN",
+    "TIMED_OUT",
+    "BadRecord",
+    "BadRecordError",
+    "CepOperator",
+    "Collector",
+    "Context",
+    "Output",
+    "OutputTag",
+    "PatternProcessFunction",
+    "PatternStream",
+    "ResultStream",
+    "SideOutputStream",
+    "SnapshotError",
+    "TimedOutPartialMatchHandler",
+]

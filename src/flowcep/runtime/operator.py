@@ -1,0 +1,699 @@
+"""The embedded CEP operator: Flink's ``CepOperator`` as a push API.
+
+Event time (the default): every element is checked against the current watermark (``ts <=
+watermark`` is late), otherwise buffered per key and timestamp. When the watermark passes
+buffered timestamps, each due key runs them in ascending order, each timestamp preceded by
+``advance_time(ts)``, equal timestamps in arrival order or stable-sorted by the comparator;
+then ``advance_time(watermark)`` times out partial matches and releases pending notFollowedBy
+matches. Keys with nothing due are not visited: a heap indexes each key's next due time.
+
+Processing time: each element is processed at ``clock()`` (``advance_time(now)`` then
+``process``); with a comparator, elements are buffered per millisecond and released once the
+clock has moved past it, as Flink's processing-time timer does.
+
+Every call returns the outputs that became ready, in emission order (see ``docs/runtime.md``).
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import itertools
+import math
+import operator as _op
+import time
+from bisect import bisect_right, insort
+from collections.abc import Callable, Hashable, Iterable
+from datetime import datetime
+from typing import Any, Final
+
+from flowcep.nfa import NFA, NFACompiler
+from flowcep.pattern import ConditionError, Pattern, to_millis
+from flowcep.runtime.output import (
+    BAD_RECORD,
+    LATE,
+    MATCH,
+    STAGE_CONDITION,
+    STAGE_KEY,
+    STAGE_TIMESTAMP,
+    TIMEOUT,
+    BadRecord,
+    BadRecordError,
+    Output,
+)
+from flowcep.runtime.snapshot import SnapshotError, pack, pattern_fingerprint, unpack
+from flowcep.sharedbuffer import SharedBuffer
+
+LONG_MIN: Final = -(2**63)
+LONG_MAX: Final = 2**63 - 1
+
+_ON_ERROR: Final = ("raise", "side_output")
+_UNKNOWN: Final = object()  # "next deadline not known, recompute it"
+_EVENT_TIME: Final = "event-time"
+_PROCESSING_TIME: Final = "processing-time"
+
+
+def wall_clock_millis() -> int:
+    """The default processing-time clock: epoch milliseconds."""
+    return time.time_ns() // 1_000_000
+
+
+class _TimestampError(Exception):
+    pass
+
+
+def to_timestamp(value: Any) -> int:
+    """Validate a timestamp: an int of milliseconds in Java's long range.
+
+    ``bool`` is refused; a float is accepted only when it is a whole number (``5.0`` -> ``5``);
+    integer-like objects (numpy integers) go through ``__index__``.
+    """
+    kind = type(value)
+    if kind is not int:
+        if kind is bool:
+            raise _TimestampError(f"a bool ({value!r}) is not a timestamp; expected an int of milliseconds")
+        if isinstance(value, float):
+            if not math.isfinite(value) or not value.is_integer():
+                raise _TimestampError(
+                    f"timestamp {value!r} is not a whole number of milliseconds; expected an int"
+                )
+            value = int(value)
+        elif isinstance(value, datetime):
+            raise _TimestampError(
+                f"timestamp {value!r} is a datetime; return epoch milliseconds, "
+                "e.g. int(dt.timestamp() * 1000)"
+            )
+        else:
+            try:
+                value = _op.index(value)
+            except TypeError:
+                raise _TimestampError(
+                    f"timestamp {value!r} ({kind.__name__}) is not an int of milliseconds"
+                ) from None
+    if not LONG_MIN <= value <= LONG_MAX:
+        raise _TimestampError(f"timestamp {value} is outside the 64-bit range of Flink timestamps")
+    return value  # type: ignore[no-any-return]
+
+
+class _KeyState:
+    """Everything the operator holds for one key."""
+
+    __slots__ = ("key", "seq", "state", "buffer", "times", "queue", "entry", "fired")
+
+    def __init__(self, key: Any, seq: int, state: Any, buffer: SharedBuffer) -> None:
+        self.key = key
+        self.seq = seq  # order of first appearance, the cross-key tie-breaker
+        self.state = state
+        self.buffer = buffer
+        self.times: list[int] = []  # buffered timestamps, ascending
+        self.queue: dict[int, list[Any]] = {}  # timestamp -> elements in arrival order
+        self.entry: tuple[int, int, _KeyState] | None = None  # live heap entry (due, push no, self)
+        self.fired = False  # fired once: Flink keeps a timer at watermark + 1 for it
+
+
+class CepOperator:
+    """Flink's ``CepOperator`` over a pushed stream; see the module docstring and docs/runtime.md.
+
+    ``key_by(event)`` gives the key (None: one global key); ``timestamp(event)`` the event time in
+    ms (or pass ``process_element(event, timestamp)``). ``out_of_orderness`` (ms or ``timedelta``)
+    makes the operator generate a bounded-out-of-orderness watermark after every element
+    (``max_ts - out_of_orderness - 1``); ``None`` leaves watermarks to ``process_watermark``.
+    ``comparator(a, b) -> int`` orders elements with equal timestamps. ``on_error`` is
+    ``"raise"`` (``BadRecordError``) or ``"side_output"`` (``Output(kind="bad_record")``).
+    """
+
+    def __init__(
+        self,
+        pattern: Pattern,
+        *,
+        key_by: Callable[[Any], Hashable] | None = None,
+        timestamp: Callable[[Any], int] | None = None,
+        out_of_orderness: Any = 0,
+        comparator: Any = None,
+        processing_time: bool = False,
+        clock: Callable[[], int] | None = None,
+        on_error: str = "raise",
+        timeout_handling: bool = True,
+    ) -> None:
+        if on_error not in _ON_ERROR:
+            raise ValueError(f"on_error must be one of {_ON_ERROR}, got {on_error!r}")
+        for name, fn in (("key_by", key_by), ("timestamp", timestamp), ("clock", clock)):
+            if fn is not None and not callable(fn):
+                raise TypeError(f"{name} must be a callable, got {fn!r}")
+        self.pattern = pattern
+        self.nfa: NFA = NFACompiler.compile(pattern, timeout_handling=timeout_handling)
+        self.fingerprint = pattern_fingerprint(pattern)
+        self.processing_time = bool(processing_time)
+        self.on_error = on_error
+        self.timeout_handling = timeout_handling
+        self._key_by = key_by
+        self._timestamp = timestamp
+        self._out_of_orderness: int | None = to_millis(out_of_orderness)
+        self._sort_key: Callable[[Any], Any] | None = _comparator_key(comparator)
+        self._clock: Callable[[], int] = clock if clock is not None else wall_clock_millis
+        self._raise = on_error == "raise"
+        self._reset()
+
+    def _reset(self) -> None:
+        self._keys: dict[Any, _KeyState] = {}
+        self._heap: list[tuple[int, int, _KeyState]] = []
+        self._push = itertools.count()
+        self._next_seq = 0
+        self._watermark = LONG_MIN
+        self._max_timestamp = LONG_MIN
+        self._fire_base = LONG_MIN  # previous watermark + 1 of the current firing
+        self._last_now = LONG_MIN
+        self._resume = False  # a firing was interrupted by an exception
+        self.events_in = 0
+        self.late = 0
+        self.matches = 0
+        self.timeouts = 0
+        self.bad_records = 0
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def current_watermark(self) -> int:
+        return self._watermark
+
+    def process_element(self, event: Any, timestamp: int | None = None) -> list[Output]:
+        """Push one element; return what became ready (late element, matches, timeouts...)."""
+        out: list[Output] = []
+        if self._resume:
+            self._resume_firing(out)
+        self.events_in += 1
+        if self.processing_time:
+            self._element_in_processing_time(event, out)
+            return out
+        # the timestamp
+        if timestamp is None:
+            extractor = self._timestamp
+            if extractor is None:
+                return self._bad(
+                    event,
+                    None,
+                    None,
+                    "no timestamp: give the operator a timestamp extractor or call "
+                    "process_element(event, timestamp)",
+                    STAGE_TIMESTAMP,
+                    None,
+                    out,
+                )
+            try:
+                raw = extractor(event)
+            except Exception as exc:
+                return self._bad(
+                    event,
+                    None,
+                    None,
+                    f"timestamp extractor raised {_exc_text(exc)}",
+                    STAGE_TIMESTAMP,
+                    exc,
+                    out,
+                )
+        else:
+            raw = timestamp
+        if type(raw) is int and LONG_MIN <= raw <= LONG_MAX:
+            ts: int = raw
+        else:
+            try:
+                ts = to_timestamp(raw)
+            except _TimestampError as exc:
+                return self._bad(event, None, None, str(exc), STAGE_TIMESTAMP, None, out)
+        # the key
+        key_by = self._key_by
+        if key_by is None:
+            key = None
+        else:
+            try:
+                key = key_by(event)
+                hash(key)
+            except Exception as exc:
+                return self._bad(
+                    event, None, ts, f"key extractor failed: {_exc_text(exc)}", STAGE_KEY, exc, out
+                )
+        # late or buffered
+        if ts <= self._watermark:
+            self.late += 1
+            out.append(Output(LATE, key, event, ts))
+        else:
+            ks = self._keys.get(key)
+            if ks is None:
+                ks = self._new_key(key)
+            queue = ks.queue
+            elements = queue.get(ts)
+            if elements is None:
+                queue[ts] = [event]
+                times = ks.times
+                if not times or ts > times[-1]:
+                    times.append(ts)
+                else:
+                    insort(times, ts)
+                entry = ks.entry
+                if entry is None or ts < entry[0]:
+                    self._push_entry(ks, ts)
+            else:
+                elements.append(event)
+        # the generated watermark
+        if ts > self._max_timestamp:
+            self._max_timestamp = ts
+            ooo = self._out_of_orderness
+            if ooo is not None:
+                watermark = ts - ooo - 1
+                if watermark > self._watermark:
+                    self._advance_watermark(watermark, out)
+        return out
+
+    def process_elements(self, events: Iterable[Any]) -> list[Output]:
+        """``process_element`` for each event; on a raised ``BadRecordError`` its ``outputs``
+        hold everything produced by this call so far (later events are not consumed)."""
+        out: list[Output] = []
+        for event in events:
+            try:
+                out.extend(self.process_element(event))
+            except BadRecordError as exc:
+                exc.outputs[:0] = out
+                raise
+        return out
+
+    def process_watermark(self, timestamp: int) -> list[Output]:
+        """Advance event time to ``timestamp`` (ignored if not ahead of the current watermark).
+
+        In processing time the value is ignored; the call only releases comparator-buffered
+        elements whose millisecond the clock has passed.
+        """
+        out: list[Output] = []
+        if self._resume:
+            self._resume_firing(out)
+        if self.processing_time:
+            if self._sort_key is not None:
+                self._fire_processing_time(self._now(), out)
+            return out
+        try:
+            watermark = to_timestamp(timestamp)
+        except _TimestampError as exc:
+            raise ValueError(f"invalid watermark: {exc}") from None
+        if watermark > self._watermark:
+            self._advance_watermark(watermark, out)
+        return out
+
+    def flush(self) -> list[Output]:
+        """End of input: the final watermark (``2**63 - 1``) releases everything pending.
+
+        In processing time, comparator-buffered elements are processed; partial matches are
+        not timed out (Flink only advances processing time when an element arrives).
+        """
+        if not self.processing_time:
+            return self.process_watermark(LONG_MAX)
+        out: list[Output] = []
+        if self._resume:
+            self._resume_firing(out)
+        self._fire_processing_time(None, out)
+        return out
+
+    def next_deadline(self) -> int | None:
+        """The smallest watermark at which a call may produce output (None: only new elements can).
+
+        In processing time with a comparator: the clock time at which buffered elements are due.
+        """
+        if self.processing_time and self._sort_key is None:
+            return None
+        heap = self._heap
+        while heap and heap[0][2].entry is not heap[0]:
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
+
+    def has_state(self) -> bool:
+        """Whether any key holds buffered elements or partial matches."""
+        return bool(self._keys)
+
+    def stats(self) -> dict[str, int]:
+        """Counters and gauges (gauges are computed on call, O(keys))."""
+        partial = 0
+        buffered = 0
+        entries = 0
+        for ks in self._keys.values():
+            partial += ks.state.partial_match_count()
+            entries += ks.buffer.entry_count()
+            for elements in ks.queue.values():
+                buffered += len(elements)
+        return {
+            "events_in": self.events_in,
+            "late": self.late,
+            "matches": self.matches,
+            "timeouts": self.timeouts,
+            "bad_records": self.bad_records,
+            "partial_matches": partial,
+            "buffered_events": buffered,
+            "shared_buffer_entries": entries,
+            "keys": len(self._keys),
+            "watermark": self._watermark,
+        }
+
+    # ------------------------------------------------------------------ snapshots
+
+    def snapshot(self) -> bytes:
+        """All per-key state, watermark and counters as versioned, deterministic bytes."""
+        keys = [
+            (
+                ks.key,
+                ks.seq,
+                ks.fired,
+                ks.state,
+                ks.buffer,
+                [(t, list(ks.queue[t])) for t in ks.times],
+            )
+            for ks in self._keys.values()
+        ]
+        payload = (
+            _PROCESSING_TIME if self.processing_time else _EVENT_TIME,
+            (
+                self._watermark,
+                self._max_timestamp,
+                self._fire_base,
+                self._last_now,
+                self._next_seq,
+                self._resume,
+            ),
+            (self.events_in, self.late, self.matches, self.timeouts, self.bad_records),
+            keys,
+        )
+        return pack(self.fingerprint, payload)
+
+    def restore(self, data: bytes) -> None:
+        """Replace all state by a snapshot's; ``SnapshotError`` for other formats or patterns."""
+        payload = unpack(data, self.fingerprint)
+        try:
+            mode, clocks, counters, keys = payload
+        except (TypeError, ValueError):
+            raise SnapshotError("corrupt flowcep snapshot payload: unexpected layout") from None
+        mine = _PROCESSING_TIME if self.processing_time else _EVENT_TIME
+        if mode != mine:
+            raise SnapshotError(f"snapshot was taken in {mode} mode, this operator runs in {mine}")
+        self._reset()
+        (
+            self._watermark,
+            self._max_timestamp,
+            self._fire_base,
+            self._last_now,
+            self._next_seq,
+            self._resume,
+        ) = clocks
+        self.events_in, self.late, self.matches, self.timeouts, self.bad_records = counters
+        for key, seq, fired, state, buffer, queue in keys:
+            ks = _KeyState(key, seq, state, buffer)
+            ks.fired = fired
+            for t, elements in queue:
+                ks.times.append(t)
+                ks.queue[t] = elements
+            self._keys[key] = ks
+            if not self.processing_time or self._sort_key is not None:
+                self._schedule(ks)
+
+    # ------------------------------------------------------------------ event time
+
+    def _new_key(self, key: Any) -> _KeyState:
+        ks = _KeyState(key, self._next_seq, self.nfa.create_initial_state(), SharedBuffer())
+        self._next_seq += 1
+        self._keys[key] = ks
+        return ks
+
+    def _push_entry(self, ks: _KeyState, due: int) -> None:
+        entry = (due, next(self._push), ks)
+        heapq.heappush(self._heap, entry)
+        ks.entry = entry
+
+    def _schedule(self, ks: _KeyState, deadline: Any = _UNKNOWN) -> None:
+        """Index the key at its next due time: first buffered timestamp or next timeout."""
+        if self.processing_time:
+            # processing-time timeouts are not timer driven: only buffered elements are due
+            due = ks.times[0] + 1 if ks.times else None
+        else:
+            due = self.nfa.next_deadline(ks.state) if deadline is _UNKNOWN else deadline
+            if ks.times:
+                first = ks.times[0]
+                if due is None or first < due:
+                    due = first
+        if due is None:
+            ks.entry = None
+        else:
+            self._push_entry(ks, due)
+
+    def _settle(self, ks: _KeyState, deadline: Any = _UNKNOWN) -> None:
+        """Drop the key if nothing is pending, else re-index it."""
+        if not ks.times and ks.state.is_empty():
+            ks.entry = None
+            if self._keys.get(ks.key) is ks:
+                del self._keys[ks.key]
+        else:
+            self._schedule(ks, deadline)
+
+    def _advance_watermark(self, watermark: int, out: list[Output]) -> None:
+        self._fire_base = self._watermark + 1
+        self._watermark = watermark
+        self._fire(watermark, out)
+
+    def _resume_firing(self, out: list[Output]) -> None:
+        self._resume = False
+        if self.processing_time:
+            self._fire_processing_time(self._last_now, out)
+        else:
+            self._fire(self._watermark, out)
+
+    def _pop_due(self, limit: int | None) -> list[_KeyState]:
+        heap = self._heap
+        due: list[_KeyState] = []
+        while heap and (limit is None or heap[0][0] <= limit):
+            entry = heapq.heappop(heap)
+            ks = entry[2]
+            if ks.entry is entry:
+                ks.entry = None
+                due.append(ks)
+        return due
+
+    def _fire(self, watermark: int, out: list[Output]) -> None:
+        """Run every key that has buffered elements or timeouts due at ``watermark``."""
+        heap = self._heap
+        if not heap or heap[0][0] > watermark:
+            return
+        due = self._pop_due(watermark)
+        if len(due) > 1:
+            # Flink's timer order: a key fired before keeps a timer at the previous watermark + 1,
+            # others have timers at their buffered timestamps; ties by first appearance.
+            base = self._fire_base
+            due.sort(key=lambda ks: (base if ks.fired or not ks.times else ks.times[0], ks.seq))
+        done = 0
+        try:
+            for ks in due:
+                self._fire_key(ks, watermark, out)
+                done += 1
+        except BaseException:
+            for ks in due[done + 1 :]:
+                self._schedule(ks)
+            self._resume = True
+            raise
+
+    def _fire_key(self, ks: _KeyState, watermark: int, out: list[Output]) -> None:
+        times = ks.times
+        queue = ks.queue
+        n = bisect_right(times, watermark)
+        sort_key = self._sort_key
+        ks.fired = True
+        done = 0
+        last = None
+        deadline: Any = _UNKNOWN
+        try:
+            while done < n:
+                t = times[done]
+                self._advance(ks, t, out)
+                elements = queue[t]
+                if sort_key is not None and len(elements) > 1:
+                    elements.sort(key=sort_key)
+                self._feed(ks, elements, t, out)
+                del queue[t]
+                done += 1
+                last = t
+            if last != watermark:
+                # (after processing time t no run can be due at t: runs started at t end later)
+                deadline = self._advance(ks, watermark, out)
+        except BaseException:
+            if done < n and not queue.get(times[done]):
+                queue.pop(times[done], None)
+                done += 1
+            raise
+        finally:
+            if done:
+                del times[:done]
+            self._settle(ks, deadline)
+
+    def _advance(self, ks: _KeyState, timestamp: int, out: list[Output]) -> Any:
+        """``advance_time`` unless no run can time out by ``timestamp``.
+
+        Returns the key's next deadline if it is known without recomputing, else ``_UNKNOWN``.
+        """
+        nfa = self.nfa
+        state = ks.state
+        deadline = nfa.next_deadline(state)
+        if deadline is not None and deadline > timestamp:
+            return deadline
+        matches, timed_out = nfa.advance_time(ks.buffer, state, timestamp)
+        if matches:
+            key = ks.key
+            self.matches += len(matches)
+            for match in matches:
+                out.append(Output(MATCH, key, match, timestamp))
+        if timed_out:
+            key = ks.key
+            self.timeouts += len(timed_out)
+            for partial, at in timed_out:
+                out.append(Output(TIMEOUT, key, partial, at))
+        return _UNKNOWN
+
+    def _feed(self, ks: _KeyState, elements: list[Any], timestamp: int, out: list[Output]) -> None:
+        """Process ``elements`` at ``timestamp``; consumed ones are removed on a raised error."""
+        process = self.nfa.process
+        state = ks.state
+        buffer = ks.buffer
+        key = ks.key
+        for i, event in enumerate(elements):
+            try:
+                matches = process(buffer, state, event, timestamp)
+            except ConditionError as exc:
+                bad = BadRecord(
+                    event, f"condition raised {_exc_text(exc.cause or exc)}", STAGE_CONDITION, exc.step
+                )
+                self.bad_records += 1
+                if self._raise:
+                    del elements[: i + 1]
+                    raise BadRecordError(bad, key, out) from exc
+                out.append(Output(BAD_RECORD, key, bad, timestamp))
+                continue
+            if matches:
+                self.matches += len(matches)
+                for match in matches:
+                    out.append(Output(MATCH, key, match, timestamp))
+
+    # ------------------------------------------------------------------ processing time
+
+    def _now(self) -> int:
+        try:
+            now = to_timestamp(self._clock())
+        except _TimestampError as exc:
+            raise ValueError(f"the processing-time clock returned an invalid time: {exc}") from None
+        if now < self._last_now:
+            now = self._last_now  # never let processing time run backwards
+        self._last_now = now
+        return now
+
+    def _element_in_processing_time(self, event: Any, out: list[Output]) -> None:
+        now = self._now()
+        key_by = self._key_by
+        if key_by is None:
+            key = None
+        else:
+            try:
+                key = key_by(event)
+                hash(key)
+            except Exception as exc:
+                self._bad(event, None, now, f"key extractor failed: {_exc_text(exc)}", STAGE_KEY, exc, out)
+                return
+        if self._sort_key is not None:
+            self._fire_processing_time(now, out)
+            ks = self._keys.get(key)
+            if ks is None:
+                ks = self._new_key(key)
+            elements = ks.queue.get(now)
+            if elements is None:
+                ks.queue[now] = [event]
+                insort(ks.times, now)
+                if ks.entry is None or now + 1 < ks.entry[0]:
+                    self._push_entry(ks, now + 1)
+            else:
+                elements.append(event)
+            return
+        ks = self._keys.get(key)
+        if ks is None:
+            ks = self._new_key(key)
+        try:
+            self._advance(ks, now, out)
+            self._feed(ks, [event], now, out)
+        finally:
+            if ks.state.is_empty() and self._keys.get(key) is ks:
+                del self._keys[key]
+
+    def _fire_processing_time(self, now: int | None, out: list[Output]) -> None:
+        """Release comparator-buffered elements whose timer (``ms + 1``) is due at ``now``."""
+        heap = self._heap
+        if not heap or (now is not None and heap[0][0] > now):
+            return
+        due = self._pop_due(now)
+        due.sort(key=lambda ks: (ks.times[0] if ks.times else LONG_MAX, ks.seq))
+        done = 0
+        try:
+            for ks in due:
+                self._drain_processing_time(ks, out)
+                done += 1
+        except BaseException:
+            for ks in due[done + 1 :]:
+                self._schedule(ks)
+            self._resume = True
+            raise
+
+    def _drain_processing_time(self, ks: _KeyState, out: list[Output]) -> None:
+        times = ks.times
+        queue = ks.queue
+        sort_key = self._sort_key
+        done = 0
+        try:
+            while done < len(times):
+                t = times[done]
+                self._advance(ks, t, out)
+                elements = queue[t]
+                if sort_key is not None and len(elements) > 1:
+                    elements.sort(key=sort_key)
+                self._feed(ks, elements, t, out)
+                del queue[t]
+                done += 1
+        except BaseException:
+            if done < len(times) and not queue.get(times[done]):
+                queue.pop(times[done], None)
+                done += 1
+            raise
+        finally:
+            if done:
+                del times[:done]
+            self._settle(ks)
+
+    # ------------------------------------------------------------------ errors
+
+    def _bad(
+        self,
+        record: Any,
+        key: Any,
+        timestamp: int | None,
+        message: str,
+        stage: str,
+        cause: BaseException | None,
+        out: list[Output],
+    ) -> list[Output]:
+        bad = BadRecord(record, message, stage)
+        self.bad_records += 1
+        if self._raise:
+            raise BadRecordError(bad, key, out) from cause
+        out.append(Output(BAD_RECORD, key, bad, timestamp))
+        return out
+
+
+def _exc_text(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _comparator_key(comparator: Any) -> Callable[[Any], Any] | None:
+    """Flink's ``EventComparator``: a ``compare(a, b) -> int`` callable or object."""
+    if comparator is None:
+        return None
+    compare = getattr(comparator, "compare", comparator)
+    if not callable(compare):
+        raise TypeError(f"comparator must be a callable compare(a, b) -> int, got {comparator!r}")
+    return functools.cmp_to_key(compare)

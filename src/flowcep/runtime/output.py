@@ -1,0 +1,91 @@
+"""What the operator emits: ``Output`` records, ``BadRecord`` and ``BadRecordError``."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import attrs
+
+MATCH: Final = "match"
+TIMEOUT: Final = "timeout"
+LATE: Final = "late"
+BAD_RECORD: Final = "bad_record"
+
+KINDS: Final = (MATCH, TIMEOUT, LATE, BAD_RECORD)
+
+# stages at which a record can be rejected
+STAGE_TIMESTAMP: Final = "timestamp"
+STAGE_KEY: Final = "key"
+STAGE_CONDITION: Final = "condition"
+
+
+@attrs.frozen(slots=True)
+class Output:
+    """One result of the operator.
+
+    ``kind`` is ``"match"`` (``value``: dict step name -> events, in pattern order; ``timestamp``: the
+    time the match was produced), ``"timeout"`` (``value``: the partial match; ``timestamp``: the
+    timeout time), ``"late"`` (``value``: the event; ``timestamp``: its timestamp) or ``"bad_record"``
+    (``value``: a ``BadRecord``; ``timestamp``: the record's timestamp if known, else None).
+    """
+
+    kind: str
+    key: Any
+    value: Any
+    timestamp: int | None
+
+
+@attrs.frozen(slots=True)
+class BadRecord:
+    """A record the operator could not handle: the record, the problem, and where it happened.
+
+    ``stage`` is ``"timestamp"`` (timestamp extractor raised or returned a non-integer), ``"key"``
+    (key extractor raised or returned an unhashable key) or ``"condition"`` (a pattern condition
+    raised; ``step`` names the pattern step).
+    """
+
+    record: Any
+    error: str
+    stage: str
+    step: str | None = None
+
+
+class BadRecordError(ValueError):
+    """Raised (``on_error="raise"``) for a record the operator cannot handle.
+
+    ``bad_record`` describes it; ``outputs`` holds what the failing call had already produced, so
+    that nothing is lost. The operator stays usable: the bad record is dropped, other records and
+    keys are untouched, and the next call carries on.
+    """
+
+    def __init__(self, bad_record: BadRecord, key: Any = None, outputs: list[Output] | None = None) -> None:
+        self.bad_record = bad_record
+        self.key = key
+        self.outputs: list[Output] = outputs if outputs is not None else []
+        super().__init__(describe(bad_record))
+
+    @property
+    def record(self) -> Any:
+        return self.bad_record.record
+
+    @property
+    def stage(self) -> str:
+        return self.bad_record.stage
+
+    @property
+    def step(self) -> str | None:
+        return self.bad_record.step
+
+
+def describe(bad: BadRecord) -> str:
+    """A one-line human description of a bad record."""
+    where = f"pattern step {bad.step!r}" if bad.step is not None else f"the {bad.stage} stage"
+    return f"bad record {_short_repr(bad.record)} at {where}: {bad.error}"
+
+
+def _short_repr(value: Any, limit: int = 200) -> str:
+    try:
+        text = repr(value)
+    except Exception as exc:  # a broken __repr__ must not hide the real problem
+        text = f"<{type(value).__name__} with failing repr: {exc!r}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,362 @@
+"""``CEP.pattern(events, pattern)`` -> ``PatternStream`` -> lazy result streams.
+
+The result of ``select``/``flat_select``/``process`` is a single-pass iterator: iterating it pulls
+input events through a ``CepOperator`` only as far as needed, so an unbounded generator works
+and memory stays bounded by the pattern's window. Side outputs (late data, timed-out matches,
+bad records, the function's own ``ctx.output``) are collected while iterating and read with
+``result.get_side_output(tag)``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from typing import Any, ClassVar
+
+import attrs
+
+from flowcep.pattern import Pattern
+from flowcep.runtime.functions import (
+    Collector,
+    Context,
+    OutputTag,
+    PatternProcessFunction,
+    TimedOutPartialMatchHandler,
+    call_close,
+    call_open,
+    resolve_callable,
+    resolve_method,
+)
+from flowcep.runtime.operator import CepOperator, wall_clock_millis
+from flowcep.runtime.output import BAD_RECORD, LATE, MATCH, TIMEOUT, BadRecordError, Output
+
+LATE_DATA = OutputTag("late-data")
+TIMED_OUT = OutputTag("timed-out")
+BAD_RECORDS = OutputTag("bad-records")
+
+
+class CEP:
+    """Entry point, as Flink's ``CEP`` class: ``CEP.pattern(events, pattern, ...)``.
+
+    Built-in side outputs: ``CEP.LATE_DATA`` (late events), ``CEP.TIMED_OUT`` (default tag of
+    ``select``/``flat_select`` timeout results), ``CEP.BAD_RECORDS`` (``BadRecord`` values, with
+    ``on_error="side_output"``).
+    """
+
+    LATE_DATA: ClassVar[OutputTag] = LATE_DATA
+    TIMED_OUT: ClassVar[OutputTag] = TIMED_OUT
+    BAD_RECORDS: ClassVar[OutputTag] = BAD_RECORDS
+
+    @staticmethod
+    def pattern(
+        events: Iterable[Any],
+        pattern: Pattern,
+        *,
+        key_by: Callable[[Any], Hashable] | None = None,
+        timestamp: Callable[[Any], int] | None = None,
+        out_of_orderness: Any = 0,
+        comparator: Any = None,
+        processing_time: bool = False,
+        clock: Callable[[], int] | None = None,
+        on_error: str = "raise",
+    ) -> PatternStream:
+        """Detect ``pattern`` in ``events`` (any iterable, possibly unbounded); see ``CepOperator``."""
+        if not isinstance(pattern, Pattern):
+            raise TypeError(f"CEP.pattern needs a Pattern, got {pattern!r}")
+        return PatternStream(
+            events,
+            pattern,
+            key_by=key_by,
+            timestamp=timestamp,
+            out_of_orderness=out_of_orderness,
+            comparator=comparator,
+            processing_time=processing_time,
+            clock=clock,
+            on_error=on_error,
+        )
+
+
+@attrs.frozen(slots=True)
+class PatternStream:
+    """A pattern over a stream, not yet consumed (Flink's ``PatternStream``)."""
+
+    events: Iterable[Any]
+    pattern: Pattern
+    key_by: Callable[[Any], Hashable] | None = None
+    timestamp: Callable[[Any], int] | None = None
+    out_of_orderness: Any = 0
+    comparator: Any = None
+    processing_time: bool = False
+    clock: Callable[[], int] | None = None
+    on_error: str = "raise"
+    late_data_tag: OutputTag = LATE_DATA
+
+    # -------------------------------------------------------------- configuration
+
+    def in_processing_time(self) -> PatternStream:
+        return attrs.evolve(self, processing_time=True)
+
+    def in_event_time(self) -> PatternStream:
+        return attrs.evolve(self, processing_time=False)
+
+    def side_output_late_data(self, tag: OutputTag) -> PatternStream:
+        """Send late events to ``tag`` instead of ``CEP.LATE_DATA``."""
+        if not isinstance(tag, OutputTag):
+            raise TypeError(f"side_output_late_data needs an OutputTag, got {tag!r}")
+        return attrs.evolve(self, late_data_tag=tag)
+
+    # -------------------------------------------------------------- results
+
+    def select(
+        self, *args: Any, timeout_fn: Any = None, timeout_tag: OutputTag | None = None
+    ) -> ResultStream:
+        """``select(fn)``: ``fn(match)`` per match.
+
+        With ``timeout_fn(partial_match, timeout_timestamp)`` its results go to the side output
+        ``timeout_tag`` (default ``CEP.TIMED_OUT``); Flink's ``select(tag, timeout_fn, fn)`` also works.
+        """
+        fn, timeout_fn, timeout_tag = _parse_select("select", args, timeout_fn, timeout_tag)
+        select = resolve_callable(fn, "select")
+        timeout = resolve_callable(timeout_fn, "timeout") if timeout_fn is not None else None
+        result = ResultStream(self, timeout_handling=timeout is not None, function=fn)
+        main = result._main
+        side = result._side_queue(timeout_tag)
+
+        def on_match(o: Output) -> None:
+            main.append(select(o.value))
+
+        def on_timeout(o: Output) -> None:
+            side.append(timeout(o.value, o.timestamp))  # type: ignore[misc]
+
+        result._on_match = on_match
+        result._on_timeout = on_timeout
+        return result
+
+    def flat_select(
+        self, *args: Any, timeout_fn: Any = None, timeout_tag: OutputTag | None = None
+    ) -> ResultStream:
+        """``flat_select(fn)``: ``fn(match, out)`` emits any number of results with ``out.collect(x)``.
+
+        ``timeout_fn(partial_match, timeout_timestamp, out)`` collects into ``timeout_tag``
+        (default ``CEP.TIMED_OUT``); Flink's ``flat_select(tag, timeout_fn, fn)`` also works.
+        """
+        fn, timeout_fn, timeout_tag = _parse_select("flat_select", args, timeout_fn, timeout_tag)
+        flat = resolve_callable(fn, "flat_select", "flatSelect")
+        timeout = resolve_callable(timeout_fn, "timeout") if timeout_fn is not None else None
+        result = ResultStream(self, timeout_handling=timeout is not None, function=fn)
+        collector = Collector(result._main.append)
+        side_collector = Collector(result._side_queue(timeout_tag).append)
+
+        def on_match(o: Output) -> None:
+            flat(o.value, collector)
+
+        def on_timeout(o: Output) -> None:
+            timeout(o.value, o.timestamp, side_collector)  # type: ignore[misc]
+
+        result._on_match = on_match
+        result._on_timeout = on_timeout
+        return result
+
+    def process(self, fn: Any) -> ResultStream:
+        """``process(PatternProcessFunction)``; a plain ``fn(match, ctx, out)`` works too.
+
+        If ``fn`` is also a ``TimedOutPartialMatchHandler`` (or defines
+        ``process_timed_out_match``), timed-out partial matches go to it.
+        """
+        process_match = _method(fn, "process_match", "processMatch", PatternProcessFunction)
+        if process_match is None:
+            if not callable(fn):
+                raise TypeError(f"process needs a PatternProcessFunction or a callable, got {fn!r}")
+            process_match = fn
+        timed_out = _method(
+            fn, "process_timed_out_match", "processTimedOutMatch", TimedOutPartialMatchHandler
+        )
+        result = ResultStream(self, timeout_handling=timed_out is not None, function=fn)
+        collector = Collector(result._main.append)
+        ctx = result._context
+
+        def on_match(o: Output) -> None:
+            ctx.key = o.key
+            ctx._timestamp = o.timestamp
+            process_match(o.value, ctx, collector)  # type: ignore[misc]
+
+        def on_timeout(o: Output) -> None:
+            ctx.key = o.key
+            ctx._timestamp = o.timestamp
+            timed_out(o.value, ctx)  # type: ignore[misc]
+
+        result._on_match = on_match
+        result._on_timeout = on_timeout
+        return result
+
+    inProcessingTime = in_processing_time
+    inEventTime = in_event_time
+    sideOutputLateData = side_output_late_data
+    flatSelect = flat_select
+
+
+class ResultStream(Iterator[Any]):
+    """The lazily computed main output; ``get_side_output(tag)`` reads a side output.
+
+    Single pass. Items of a side output that is never read stay in memory until read.
+    """
+
+    def __init__(self, stream: PatternStream, *, timeout_handling: bool, function: Any) -> None:
+        self.operator = CepOperator(
+            stream.pattern,
+            key_by=stream.key_by,
+            timestamp=stream.timestamp,
+            out_of_orderness=stream.out_of_orderness,
+            comparator=stream.comparator,
+            processing_time=stream.processing_time,
+            clock=stream.clock,
+            on_error=stream.on_error,
+            timeout_handling=timeout_handling,
+        )
+        self._source = stream.events
+        self._iterator: Iterator[Any] | None = None
+        self._function = function
+        self._late_tag = stream.late_data_tag
+        self._main: deque[Any] = deque()
+        self._side: dict[OutputTag, deque[Any]] = {}
+        self._finished = False
+        self._error: BaseException | None = None
+        self._context = Context(stream.clock or wall_clock_millis, self._emit_side)
+        self._on_match: Callable[[Output], None] = _ignore
+        self._on_timeout: Callable[[Output], None] = _ignore
+
+    # -------------------------------------------------------------- iteration
+
+    def __iter__(self) -> ResultStream:
+        return self
+
+    def __next__(self) -> Any:
+        main = self._main
+        while not main:
+            if self._error is not None:
+                error, self._error = self._error, None
+                raise error
+            if not self._pump():
+                raise StopIteration
+        return main.popleft()
+
+    def get_side_output(self, tag: OutputTag) -> SideOutputStream:
+        """The side output ``tag``, read lazily (pulling input as needed, buffering the main output)."""
+        if not isinstance(tag, OutputTag):
+            raise TypeError(f"get_side_output needs an OutputTag, got {tag!r}")
+        return SideOutputStream(self, tag)
+
+    getSideOutput = get_side_output
+
+    def stats(self) -> dict[str, int]:
+        """The operator's counters and gauges (see ``CepOperator.stats``)."""
+        return self.operator.stats()
+
+    # -------------------------------------------------------------- internals
+
+    def _side_queue(self, tag: OutputTag) -> deque[Any]:
+        queue = self._side.get(tag)
+        if queue is None:
+            queue = self._side[tag] = deque()
+        return queue
+
+    def _emit_side(self, tag: OutputTag, value: Any) -> None:
+        self._side_queue(tag).append(value)
+
+    def _pump(self) -> bool:
+        """Feed input until something is emitted or the input ends; False once all is done."""
+        if self._finished:
+            return False
+        iterator = self._iterator
+        if iterator is None:
+            iterator = self._iterator = iter(self._source)
+            call_open(self._function)
+        process = self.operator.process_element
+        try:
+            for event in iterator:
+                outputs = process(event)
+                if outputs:
+                    self._dispatch(outputs)
+                    return True
+            outputs = self.operator.flush()
+        except BadRecordError as exc:
+            self._finish()
+            self._error = exc
+            self._dispatch(exc.outputs)
+            return True
+        self._finish()
+        self._dispatch(outputs)
+        return True
+
+    def _finish(self) -> None:
+        self._finished = True
+        call_close(self._function)
+
+    def _dispatch(self, outputs: list[Output]) -> None:
+        for o in outputs:
+            kind = o.kind
+            if kind == MATCH:
+                self._on_match(o)
+            elif kind == TIMEOUT:
+                self._on_timeout(o)
+            elif kind == LATE:
+                self._side_queue(self._late_tag).append(o.value)
+            elif kind == BAD_RECORD:
+                self._side_queue(BAD_RECORDS).append(o.value)
+
+
+class SideOutputStream(Iterator[Any]):
+    """One side output of a ``ResultStream``; iterating drains what has been collected so far,
+    pulling more input when empty."""
+
+    def __init__(self, result: ResultStream, tag: OutputTag) -> None:
+        self._result = result
+        self.tag = tag
+
+    def __iter__(self) -> SideOutputStream:
+        return self
+
+    def __next__(self) -> Any:
+        result = self._result
+        queue = result._side_queue(self.tag)
+        while not queue:
+            if result._error is not None:
+                error, result._error = result._error, None
+                raise error
+            if not result._pump():
+                raise StopIteration
+        return queue.popleft()
+
+
+def _ignore(_: Output) -> None:
+    return None
+
+
+def _parse_select(
+    name: str, args: tuple[Any, ...], timeout_fn: Any, timeout_tag: Any
+) -> tuple[Any, Any, OutputTag]:
+    if len(args) == 1:
+        fn = args[0]
+    elif len(args) == 3 and isinstance(args[0], OutputTag):
+        if timeout_fn is not None or timeout_tag is not None:
+            raise TypeError(f"{name}(tag, timeout_fn, fn) takes no timeout_fn/timeout_tag keywords")
+        timeout_tag, timeout_fn, fn = args
+    else:
+        raise TypeError(
+            f"{name} takes (fn) or Flink's (output_tag, timeout_fn, fn), got {len(args)} arguments"
+        )
+    if timeout_tag is None:
+        timeout_tag = TIMED_OUT
+    elif not isinstance(timeout_tag, OutputTag):
+        raise TypeError(f"timeout_tag must be an OutputTag, got {timeout_tag!r}")
+    return fn, timeout_fn, timeout_tag
+
+
+def _method(obj: Any, snake: str, camel: str, base: type) -> Callable[..., Any] | None:
+    if isinstance(obj, base):
+        return resolve_method(obj, snake, camel, base)
+    for name in (snake, camel):
+        method = getattr(obj, name, None)
+        if method is not None and callable(method):
+            return method  # type: ignore[no-any-return]
+    return None

@@ -1,0 +1,346 @@
+"""`flowcep run`: output records, options, and errors with their exit statuses."""
+
+import gzip
+import io
+import json
+import sys
+
+import pytest
+
+from flowcep.cli_support.errors import EXIT_DEPENDENCY, EXIT_INPUT, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
+
+from .conftest import AB_PATTERN
+
+EVENTS_CSV = """
+    timestamp,user,kind
+    1000,u1,a
+    2000,u2,a
+    3000,u1,x
+    4000,u1,b
+    30000,u2,b
+"""
+
+
+@pytest.fixture
+def ab(write):
+    return write("ab.py", AB_PATTERN)
+
+
+def test_matches_and_timeouts_as_json_lines(cli, write, ab):
+    data = write("in.csv", EVENTS_CSV)
+    r = cli("run", ab, data, "--key", "user")
+    assert r.status == EXIT_OK, r.err
+    recs = r.records
+    assert recs[0] == {
+        "kind": "match",
+        "key": "u1",
+        "timestamp": recs[0]["timestamp"],
+        "match": {
+            "a": [{"timestamp": 1000, "user": "u1", "kind": "a"}],
+            "b": [{"timestamp": 4000, "user": "u1", "kind": "b"}],
+        },
+    }
+    # u2's a (t=2000) waits for b, which comes after the 10 s window: a timeout at 2000 + 10000
+    assert {
+        "kind": "timeout",
+        "key": "u2",
+        "timestamp": 12000,
+        "match": {"a": [{"timestamp": 2000, "user": "u2", "kind": "a"}]},
+    } in recs
+    assert [x["kind"] for x in recs].count("match") == 1
+    assert "flowcep: 5 events in" in r.err and "1 match, 1 timeout, 0 late" in r.err
+
+
+def test_without_key_there_is_one_stream(cli, write, ab):
+    data = write("in.csv", EVENTS_CSV)
+    recs = cli("run", ab, data).records
+    # one stream: u1's a@1000 and u2's a@2000 both pair with b@4000; the later b@30000 is outside the window
+    matches = [x for x in recs if x["kind"] == "match"]
+    assert [
+        (m["key"], m["match"]["a"][0]["timestamp"], m["match"]["b"][0]["timestamp"]) for m in matches
+    ] == [
+        (None, 1000, 4000),
+        (None, 2000, 4000),
+    ]
+
+
+def test_select_and_timeout_functions(cli, write):
+    p = write(
+        "p.py",
+        AB_PATTERN
+        + """
+    def select(match):
+        return {"user": match["a"][0].user, "gap": match["b"][0].timestamp - match["a"][0].timestamp}
+
+    def timeout(partial):
+        return "no b for " + partial["a"][0].user
+    """,
+    )
+    data = write("in.csv", EVENTS_CSV)
+    recs = cli("run", p, data, "--key", "user").records
+    assert {
+        "kind": "match",
+        "key": "u1",
+        "timestamp": recs[0]["timestamp"],
+        "value": {"user": "u1", "gap": 3000},
+    } == recs[0]
+    assert any(x["kind"] == "timeout" and x["value"] == "no b for u2" for x in recs)
+
+
+def test_iso_timestamps_and_timestamp_column(cli, write, ab):
+    data = write(
+        "in.jsonl",
+        """
+        {"at": "2026-03-02T09:30:00Z", "kind": "a"}
+        {"at": "2026-03-02T09:30:05.500Z", "kind": "b"}
+        """,
+    )
+    r = cli("run", ab, data, "--timestamp", "at")
+    assert r.status == EXIT_OK, r.err
+    (m,) = r.records
+    assert m["kind"] == "match" and m["match"]["b"][0]["at"] == "2026-03-02T09:30:05.500Z"
+
+
+def test_late_events_and_out_of_orderness(cli, write, ab):
+    data = write(
+        "in.csv",
+        """
+        timestamp,kind
+        1000,a
+        5000,x
+        3000,b
+        9000,x
+        """,
+    )
+    # in order only: b@3000 arrives after x@5000 and is late
+    r = cli("run", ab, data)
+    assert [x["kind"] for x in r.records] == ["late", "timeout"]
+    assert r.records[0] == {
+        "kind": "late",
+        "key": None,
+        "timestamp": 3000,
+        "event": {"timestamp": 3000, "kind": "b"},
+    }
+    assert "1 late" in r.err
+    # with 2.5 s of allowed lateness it is in time and matches
+    r = cli("run", ab, data, "--out-of-orderness", "2.5s")
+    assert [x["kind"] for x in r.records] == ["match"]
+
+
+def test_output_file_stdin_and_gzip(cli, write, ab, tmp_path, monkeypatch):
+    out = tmp_path / "out.jsonl"
+    data = write("in.csv", EVENTS_CSV)
+    r = cli("run", ab, data, "--key", "user", "--output", out)
+    assert r.status == EXIT_OK and r.out == ""
+    from_file = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(from_file) == 2
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data.read_bytes())))
+    assert cli("run", ab, "-", "--key", "user").records == from_file
+    gz = tmp_path / "in.csv.gz"
+    gz.write_bytes(gzip.compress(data.read_bytes()))
+    assert cli("run", ab, gz, "--key", "user").records == from_file
+
+
+def test_quiet_has_no_summary(cli, write, ab):
+    data = write("in.csv", EVENTS_CSV)
+    r = cli("run", ab, data, "--quiet")
+    assert r.status == EXIT_OK and r.err == ""
+
+
+def test_progress_line(cli, write, ab):
+    lines = ["timestamp,kind"] + [f"{i},x" for i in range(5000)]
+    data = write("big.csv", "\n".join(lines) + "\n")
+    r = cli("run", ab, data, "--progress")
+    assert r.status == EXIT_OK
+    assert "\r[" in r.err and "events" in r.err and "%" in r.err
+    assert "flowcep: 5,000 events" in r.err
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def test_missing_timestamp_column(cli, write, ab):
+    data = write("in.csv", "time,kind\n1,a\n")
+    r = cli("run", ab, data)
+    assert r.status == EXIT_INPUT
+    assert "missing column 'timestamp'" in r.err and "line 2" in r.err and "--timestamp COL" in r.err
+    assert "columns: time, kind" in r.err
+
+
+def test_missing_key_column_in_a_later_line(cli, write, ab):
+    data = write(
+        "in.jsonl",
+        """
+        {"timestamp": 1, "user": "u1", "kind": "a"}
+        {"timestamp": 2, "kind": "a"}
+        """,
+    )
+    r = cli("run", ab, data, "--key", "user")
+    assert r.status == EXIT_INPUT
+    assert "missing column 'user' (--key) at" in r.err and "in.jsonl: line 2" in r.err
+
+
+def test_unparsable_timestamp_names_the_line(cli, write, ab):
+    data = write("in.csv", "timestamp,kind\n1000,a\n2000,a\nlunchtime,b\n")
+    r = cli("run", ab, data)
+    assert r.status == EXIT_INPUT
+    assert "unparsable timestamp at" in r.err and "in.csv: line 4" in r.err and "'lunchtime'" in r.err
+
+
+def test_missing_input_file(cli, ab, tmp_path):
+    r = cli("run", ab, tmp_path / "nope.csv")
+    assert r.status == EXIT_INPUT and "input file not found" in r.err
+
+
+def test_bad_json_names_the_line(cli, write, ab):
+    data = write("in.jsonl", '{"timestamp": 1, "kind": "a"}\n{"timestamp": 2,\n')
+    r = cli("run", ab, data)
+    assert r.status == EXIT_INPUT and "line 2: not valid JSON" in r.err
+
+
+def test_unknown_extension_needs_format(cli, write, ab):
+    data = write("in.txt", "timestamp,kind\n1,a\n")
+    r = cli("run", ab, data)
+    assert r.status == EXIT_INPUT and "--format" in r.err
+    assert cli("run", ab, data, "--format", "csv").status == EXIT_OK
+
+
+def test_bad_duration(cli, write, ab):
+    data = write("in.csv", "timestamp,kind\n1,a\n")
+    r = cli("run", ab, data, "--out-of-orderness", "soon")
+    assert r.status == EXIT_USAGE and "--out-of-orderness" in r.err and "5s" in r.err
+
+
+def test_usage_errors(cli):
+    assert cli().status == EXIT_USAGE
+    r = cli("run")
+    assert r.status == EXIT_USAGE and "required" in r.err
+    r = cli("frobnicate")
+    assert r.status == EXIT_USAGE
+    r = cli("--version")
+    assert r.status == EXIT_OK and "flowcep 0.1.0" in r.out
+
+
+def test_condition_error_stops_with_the_line_or_keeps_going(cli, write):
+    p = write(
+        "p.py",
+        """
+        from flowcep import Pattern
+        pattern = Pattern.begin("a").where(lambda e: e.amount > 10).followed_by("b").where(lambda e: e.amount > 20)
+        """,
+    )
+    data = write("in.csv", "timestamp,amount\n1,15\n2,oops\n3,25\n")
+    r = cli("run", p, data)
+    assert r.status == EXIT_RUNTIME
+    assert "matching failed at" in r.err and "--keep-going" in r.err
+    assert "TypeError" in r.err or "'>' not supported" in r.err
+    r = cli("run", p, data, "--keep-going")
+    assert r.status == EXIT_OK, r.err
+    kinds = [x["kind"] for x in r.records]
+    assert "bad_record" in kinds and "match" in kinds
+    bad = next(x for x in r.records if x["kind"] == "bad_record")
+    assert bad["event"] == {"timestamp": 2, "amount": "oops"} and bad["error"]
+    assert "1 bad record" in r.err
+
+
+def test_select_error(cli, write):
+    p = write(
+        "p.py",
+        AB_PATTERN
+        + """
+    def select(match):
+        return match["nope"]
+    """,
+    )
+    data = write("in.csv", EVENTS_CSV)
+    r = cli("run", p, data, "--key", "user")
+    assert r.status == EXIT_RUNTIME and "select() raised KeyError: 'nope'" in r.err
+
+
+def test_parquet_needs_pyarrow(cli, write, ab, tmp_path):
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        p = tmp_path / "in.parquet"
+        p.write_bytes(b"PAR1")
+        r = cli("run", ab, p)
+        assert r.status == EXIT_DEPENDENCY and "pip install pyarrow" in r.err
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    p = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"timestamp": [1000, 4000], "kind": ["a", "b"]}), p)
+    r = cli("run", ab, p)
+    assert r.status == EXIT_OK and [x["kind"] for x in r.records] == ["match"]
+
+
+def test_spark_engine_without_pyspark_says_what_to_install(cli, write, ab, monkeypatch):
+    # Hide pyspark (installed or not) and make the connector fail to import it.
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    monkeypatch.delitem(sys.modules, "flowcep.connectors.spark", raising=False)
+    data = write("in.csv", EVENTS_CSV)
+    r = cli("run", ab, data, "--engine", "spark")
+    assert r.status == EXIT_DEPENDENCY, r.err
+    assert "pip install flowcep[spark]" in r.err
+
+
+def test_spark_engine_rejects_stdin(cli, ab):
+    r = cli("run", ab, "-", "--engine", "spark", "--format", "csv")
+    assert r.status == EXIT_USAGE and "standard input" in r.err
+
+
+def test_spark_engine_output_goes_through(cli, write, ab, monkeypatch):
+    """The CLI's side of --engine spark: arguments in, dicts out (the connector is faked)."""
+    import types
+
+    calls = []
+
+    def run_cli(pattern, input_path, fmt, key, timestamp, out_of_orderness, select):
+        calls.append((input_path, fmt, key, timestamp, out_of_orderness, select))
+        yield {"kind": "match", "key": "u1", "timestamp": 4000, "match": {"a": [], "b": []}}
+        yield {"kind": "late", "key": "u1", "timestamp": 1, "event": {}}
+
+    fake = types.ModuleType("flowcep.connectors.spark")
+    fake.run_cli = run_cli
+    monkeypatch.setitem(sys.modules, "flowcep.connectors.spark", fake)
+    data = write("in.csv", EVENTS_CSV)
+    r = cli("run", ab, data, "--engine", "spark", "--key", "user", "--out-of-orderness", "1s")
+    assert r.status == EXIT_OK, r.err
+    assert calls == [(str(data), "csv", "user", "timestamp", 1000, None)]
+    assert [x["kind"] for x in r.records] == ["match", "late"]
+    assert "1 match" in r.err and "1 late" in r.err
+
+
+def test_spark_engine_end_to_end_equals_local(cli):
+    """A real `--engine spark` run (local Spark) gives the same results as the local engine."""
+    import shutil
+
+    pytest.importorskip("pyspark", reason="pyspark is not installed (pip install flowcep[spark])")
+    if shutil.which("java") is None and not __import__("os").environ.get("JAVA_HOME"):
+        pytest.skip("no JDK: the spark engine needs Java 17 (java on PATH or JAVA_HOME)")
+    from .conftest import EXAMPLES
+
+    argv = [
+        EXAMPLES / "card_fraud.py",
+        EXAMPLES / "data" / "card_transactions.csv",
+        "--key",
+        "card",
+        "--timestamp",
+        "time",
+    ]
+    local = cli("run", *argv)
+    spark = cli("run", *argv, "--engine", "spark")
+    assert spark.status == EXIT_OK, spark.err
+
+    def fields(value):
+        # Spark's CSV schema inference reads `time` as a timestamp: compare the other fields
+        return {k: v for k, v in (value or {}).items() if "time" not in k}
+
+    def summary(records):
+        return sorted(
+            (r["kind"], r["key"], r["timestamp"], json.dumps(fields(r.get("value")))) for r in records
+        )
+
+    assert summary(spark.records) == summary(local.records)
+    assert "flowcep (spark)" in spark.err and "3 matches, 2 timeouts, 0 late" in spark.err

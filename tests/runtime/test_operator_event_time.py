@@ -1,0 +1,305 @@
+"""CepOperator in event time: buffering, watermarks, late data, timeouts, keys."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from flowcep.pattern import Pattern
+from flowcep.runtime import LONG_MAX, Output
+
+from .support import Ev, a_not_followed_by_b, ab_within, abc_within, brief, events, is_, operator, run
+
+
+def test_a_match_comes_out_when_the_watermark_passes_its_last_event() -> None:
+    op = operator(abc_within(10))  # out_of_orderness=0: watermark = max timestamp - 1
+    assert op.process_element(Ev("a", 1)) == []
+    assert op.process_element(Ev("b", 2)) == []
+    assert op.process_element(Ev("c", 4)) == []
+    assert brief(op.process_element(Ev("x", 5))) == [("match", "k", "a1 b2 c4", 4)]
+
+
+def test_the_match_value_maps_step_names_to_events_in_pattern_order() -> None:
+    op = operator(abc_within(10))
+    [match] = run(op, events("a1 b2 c4"))
+    assert match == Output("match", "k", {"a": [Ev("a", 1)], "b": [Ev("b", 2)], "c": [Ev("c", 4)]}, 4)
+    assert list(match.value) == ["a", "b", "c"]
+
+
+def test_the_generated_watermark_is_max_timestamp_minus_out_of_orderness_minus_one() -> None:
+    op = operator(abc_within(10), out_of_orderness=5)
+    op.process_element(Ev("x", 10))
+    assert op.current_watermark == 4
+    op.process_element(Ev("x", 8))  # not a new maximum: the watermark stays
+    assert op.current_watermark == 4
+    op.process_element(Ev("x", 12))
+    assert op.current_watermark == 6
+
+
+def test_out_of_order_input_within_the_bound_gives_the_sorted_result() -> None:
+    op = operator(abc_within(10), out_of_orderness=5)
+    assert brief(run(op, events("c4 a1 b2"))) == [("match", "k", "a1 b2 c4", 4)]
+
+
+def test_out_of_order_input_gives_the_same_per_key_outputs_as_sorted_input() -> None:
+    rnd = random.Random(7)
+    stream = [Ev(rnd.choice("abcx"), t, rnd.choice("pq")) for t in range(0, 400, 2)]
+    shuffled = sorted(stream, key=lambda e: e.ts + rnd.randint(0, 20))  # disorder of at most 20 ms
+
+    sorted_out = run(operator(abc_within(15)), stream)
+    shuffled_out = run(operator(abc_within(15), out_of_orderness=20), shuffled)
+
+    def per_key(outputs: list[Output]) -> dict[str, list[tuple[str, str]]]:
+        result: dict[str, list[tuple[str, str]]] = {}
+        for kind, key, text, _ in brief(outputs):
+            result.setdefault(key, []).append((kind, text))
+        return result
+
+    assert per_key(shuffled_out) == per_key(sorted_out)
+    assert sorted_out  # the comparison is not vacuous
+
+
+def test_an_element_at_or_before_the_watermark_is_late() -> None:
+    op = operator(abc_within(10))
+    op.process_element(Ev("a", 5))  # watermark 4
+    assert op.process_element(Ev("b", 4)) == [Output("late", "k", Ev("b", 4), 4)]
+    assert op.process_element(Ev("b", 3)) == [Output("late", "k", Ev("b", 3), 3)]
+    assert op.stats()["late"] == 2
+
+
+def test_late_elements_do_not_reach_the_pattern() -> None:
+    op = operator(ab_within(10))
+    outputs = run(op, [Ev("a", 5), Ev("x", 7), Ev("b", 6)])  # b6 is late (watermark 6)
+    assert brief(outputs) == [("late", "k", "b6", 6), ("timeout", "k", "a5", 15)]
+
+
+def test_elements_after_flush_are_late() -> None:
+    op = operator(ab_within(10))
+    op.flush()
+    assert op.process_element(Ev("a", 1)) == [Output("late", "k", Ev("a", 1), 1)]
+
+
+def test_equal_timestamps_are_processed_in_arrival_order() -> None:
+    pattern = Pattern.begin("a").where(is_("a")).next("b").where(is_("b"))
+    op = operator(pattern)
+    assert run(op, [Ev("b", 1), Ev("a", 1)]) == []
+    op = operator(pattern)
+    assert brief(run(op, [Ev("a", 1), Ev("b", 1)])) == [("match", "k", "a1 b1", 1)]
+
+
+def test_a_comparator_orders_elements_with_equal_timestamps() -> None:
+    pattern = Pattern.begin("a").where(is_("a")).next("b").where(is_("b"))
+
+    def by_name(x: Ev, y: Ev) -> int:
+        return (x.name > y.name) - (x.name < y.name)
+
+    op = operator(pattern, comparator=by_name)
+    assert brief(run(op, [Ev("b", 1), Ev("a", 1)])) == [("match", "k", "a1 b1", 1)]
+
+
+def test_the_comparator_sort_is_stable() -> None:
+    pattern = Pattern.begin("a").where(is_("a")).next("b").where(lambda e: e.name == "b" and e.value == 2)
+    op = operator(pattern, comparator=lambda x, y: 0)  # everything equal: arrival order kept
+    outputs = run(op, [Ev("a", 1), Ev("b", 1, value=2), Ev("b", 1, value=3)])
+    assert [o.value["b"][0].value for o in outputs] == [2]
+
+
+def test_without_out_of_orderness_only_explicit_watermarks_release_elements() -> None:
+    op = operator(abc_within(10), out_of_orderness=None)
+    for e in events("a1 b2 c4 x9"):
+        assert op.process_element(e) == []
+    assert op.process_watermark(3) == []
+    assert brief(op.process_watermark(4)) == [("match", "k", "a1 b2 c4", 4)]
+
+
+def test_a_watermark_that_does_not_advance_is_ignored() -> None:
+    op = operator(abc_within(10), out_of_orderness=None)
+    op.process_watermark(10)
+    assert op.process_watermark(5) == []
+    assert op.current_watermark == 10
+
+
+def test_an_explicit_timestamp_overrides_the_extractor() -> None:
+    op = operator(ab_within(10), timestamp=None)
+    op.process_element(Ev("a", 0), 100)
+    op.process_element(Ev("b", 0), 105)
+    assert brief(op.flush()) == [("match", "k", "a0 b0", 105)]
+
+
+def test_a_partial_match_times_out_when_the_watermark_reaches_start_plus_window() -> None:
+    op = operator(ab_within(10), out_of_orderness=None)
+    op.process_element(Ev("a", 1))
+    assert op.process_watermark(10) == []
+    assert op.process_watermark(11) == [Output("timeout", "k", {"a": [Ev("a", 1)]}, 11)]
+
+
+def test_the_timeout_timestamp_is_start_plus_window_not_the_watermark() -> None:
+    op = operator(ab_within(10), out_of_orderness=None)
+    op.process_element(Ev("a", 1))
+    assert brief(op.process_watermark(500)) == [("timeout", "k", "a1", 11)]
+
+
+def test_a_match_spanning_exactly_the_window_is_not_a_match() -> None:
+    op = operator(ab_within(10))
+    assert brief(run(op, events("a1 b11"))) == [("timeout", "k", "a1", 11)]
+    op = operator(ab_within(10))
+    assert brief(run(op, events("a1 b10"))) == [("match", "k", "a1 b10", 10)]
+
+
+def test_a_trailing_not_followed_by_completes_when_the_window_has_passed() -> None:
+    op = operator(a_not_followed_by_b(10), out_of_orderness=None)
+    op.process_element(Ev("a", 1))
+    assert op.process_watermark(10) == []
+    assert brief(op.process_watermark(11)) == [("match", "k", "a1", 11)]
+
+
+def test_a_trailing_not_followed_by_is_vetoed_by_the_forbidden_event() -> None:
+    op = operator(a_not_followed_by_b(10))
+    assert run(op, events("a1 b5")) == []
+
+
+def test_flush_releases_pending_not_followed_by_matches_and_timeouts() -> None:
+    op = operator(a_not_followed_by_b(10), key_by=lambda e: e.key)
+    op.process_element(Ev("a", 1))
+    assert brief(op.flush()) == [("match", "k", "a1", LONG_MAX)]
+
+    op = operator(ab_within(10))
+    op.process_element(Ev("a", 1))
+    assert brief(op.flush()) == [("timeout", "k", "a1", 11)]
+
+
+def test_flush_of_an_empty_operator_gives_nothing() -> None:
+    op = operator(ab_within(10))
+    assert op.flush() == []
+    assert op.flush() == []
+
+
+def test_matches_of_one_advance_come_before_its_timeouts() -> None:
+    pattern = (
+        Pattern.begin("a")
+        .where(is_("a"))
+        .followed_by("c")
+        .where(is_("c"))
+        .not_followed_by("b")
+        .where(is_("b"))
+        .within(10)
+    )
+    op = operator(pattern, out_of_orderness=None)
+    run(op, events("a1 c2 a3"), flush=False)
+    assert brief(op.process_watermark(20)) == [("match", "k", "a1 c2", 20), ("timeout", "k", "a3", 13)]
+
+
+def test_keys_are_matched_independently() -> None:
+    op = operator(abc_within(10), out_of_orderness=None)
+    stream = [
+        Ev("a", 1, "p"),
+        Ev("a", 2, "q"),
+        Ev("c", 3, "q"),
+        Ev("b", 4, "q"),
+        Ev("b", 5, "p"),
+        Ev("c", 6, "p"),
+    ]
+    run(op, stream, flush=False)
+    assert brief(op.process_watermark(100)) == [("match", "p", "a1 b5 c6", 6), ("timeout", "q", "a2 b4", 12)]
+
+
+def test_keys_due_at_one_watermark_run_in_order_of_their_first_buffered_timestamp() -> None:
+    op = operator(ab_within(10), out_of_orderness=None)
+    run(op, [Ev("a", 2, "p"), Ev("b", 3, "p"), Ev("a", 1, "q"), Ev("b", 5, "q")], flush=False)
+    assert brief(op.process_watermark(8)) == [("match", "q", "a1 b5", 5), ("match", "p", "a2 b3", 3)]
+
+
+def test_keys_with_equal_first_timestamps_run_in_order_of_first_appearance() -> None:
+    op = operator(ab_within(10), out_of_orderness=None)
+    run(op, [Ev("a", 1, "p"), Ev("a", 1, "q"), Ev("b", 3, "q"), Ev("b", 2, "p")], flush=False)
+    assert brief(op.process_watermark(8)) == [("match", "p", "a1 b2", 2), ("match", "q", "a1 b3", 3)]
+
+
+def test_a_key_holding_partial_matches_runs_before_keys_with_only_new_elements() -> None:
+    # Flink keeps a timer at (previous watermark + 1) for such a key.
+    op = operator(abc_within(20), out_of_orderness=None)
+    op.process_element(Ev("a", 1, "p"))
+    op.process_watermark(1)
+    run(
+        op, [Ev("a", 3, "q"), Ev("b", 4, "q"), Ev("c", 5, "q"), Ev("b", 8, "p"), Ev("c", 9, "p")], flush=False
+    )
+    assert brief(op.process_watermark(10)) == [("match", "p", "a1 b8 c9", 9), ("match", "q", "a3 b4 c5", 5)]
+
+
+def test_a_key_with_nothing_pending_is_dropped() -> None:
+    op = operator(abc_within(10))
+    run(op, events("a1 b2 c4"))
+    assert op.stats()["keys"] == 0
+    assert not op.has_state()
+
+
+def test_a_key_with_a_partial_match_is_kept_until_it_times_out() -> None:
+    op = operator(ab_within(10), out_of_orderness=None)
+    op.process_element(Ev("a", 1))
+    op.process_watermark(5)
+    assert op.has_state()
+    assert op.stats()["partial_matches"] == 1
+    op.process_watermark(11)
+    assert not op.has_state()
+
+
+def test_next_deadline_is_the_first_buffered_timestamp_or_the_next_timeout() -> None:
+    op = operator(ab_within(10), out_of_orderness=None)
+    assert op.next_deadline() is None
+    op.process_element(Ev("a", 5))
+    assert op.next_deadline() == 5
+    op.process_watermark(5)
+    assert op.next_deadline() == 15
+    op.process_element(Ev("x", 7))
+    assert op.next_deadline() == 7
+
+
+def test_a_watermark_visits_only_keys_with_something_due(monkeypatch: pytest.MonkeyPatch) -> None:
+    op = operator(ab_within(1000), out_of_orderness=None)
+    for i in range(2000):
+        op.process_element(Ev("a", 1, f"k{i}"))
+    op.process_watermark(1)
+    calls = []
+    real = op.nfa.advance_time
+
+    def spy(*args: Any) -> Any:
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(op.nfa, "advance_time", spy)
+    for wm in range(2, 500):
+        op.process_watermark(wm)
+    assert calls == []
+    assert len(op.process_watermark(1001)) == 2000
+
+
+def test_stats_count_events_matches_timeouts_and_late_events() -> None:
+    op = operator(ab_within(10))
+    run(op, [Ev("a", 1), Ev("b", 2), Ev("a", 5), Ev("x", 30), Ev("b", 3)])
+    stats = op.stats()
+    assert (stats["events_in"], stats["matches"], stats["timeouts"], stats["late"]) == (5, 1, 1, 1)
+    assert (
+        stats["keys"],
+        stats["partial_matches"],
+        stats["buffered_events"],
+        stats["shared_buffer_entries"],
+    ) == (
+        0,
+        0,
+        0,
+        0,
+    )
+
+
+def test_stats_gauges_show_buffered_elements_and_live_entries() -> None:
+    op = operator(abc_within(100), out_of_orderness=None)
+    run(op, events("a1 b2"), flush=False)
+    op.process_watermark(2)
+    op.process_element(Ev("x", 50))
+    stats = op.stats()
+    assert stats["buffered_events"] == 1
+    assert stats["partial_matches"] == 1  # "a1 b2", waiting for c
+    assert stats["shared_buffer_entries"] == 2
+    assert stats["keys"] == 1

@@ -1,0 +1,237 @@
+"""Operator snapshots: versioned, deterministic bytes that restore to an identical continuation."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flowcep.pattern import AfterMatchSkipStrategy, Pattern
+from flowcep.runtime import CepOperator, Output, SnapshotError
+from flowcep.runtime.snapshot import FORMAT_VERSION, MAGIC
+
+from .support import Ev, a_not_followed_by_b, ab_within, abc_within, brief, events, is_, operator, run
+
+PATTERNS = {
+    "abc within 10": lambda: abc_within(10),
+    "a not followed by b within 8": lambda: a_not_followed_by_b(8),
+    "a b+ c skip past last within 12": lambda: (
+        Pattern.begin("a", AfterMatchSkipStrategy.skip_past_last_event())
+        .where(is_("a"))
+        .followed_by("b")
+        .where(is_("b"))
+        .one_or_more()
+        .followed_by("c")
+        .where(is_("c"))
+        .within(12)
+    ),
+    "a any b, no window": lambda: Pattern.begin("a").where(is_("a")).followed_by_any("b").where(is_("b")),
+}
+
+
+def test_a_snapshot_starts_with_magic_and_format_version() -> None:
+    data = operator(ab_within(10)).snapshot()
+    assert data[:8] == MAGIC == b"FLOWCEP\x00"
+    assert int.from_bytes(data[8:10], "big") == FORMAT_VERSION == 1
+
+
+def test_restore_continues_with_identical_output() -> None:
+    stream = events("a1 b2 a3 x5 c6 b8 c9 a20 b21")
+    whole = run(operator(abc_within(10)), stream)
+
+    first = operator(abc_within(10))
+    before = run(first, stream[:4], flush=False)
+    second = operator(abc_within(10))
+    second.restore(first.snapshot())
+    after = run(second, stream[4:])
+    assert before + after == whole
+    assert brief(whole) == [
+        ("match", "k", "a1 b2 c6", 6),
+        ("match", "k", "a3 b8 c9", 9),
+        ("timeout", "k", "a20 b21", 30),
+    ]
+
+
+def test_restore_brings_back_counters_and_watermark() -> None:
+    op = operator(ab_within(10))
+    run(op, events("a1 b2 a5 x9"), flush=False)
+    restored = operator(ab_within(10))
+    restored.restore(op.snapshot())
+    assert restored.stats() == op.stats()
+    assert restored.current_watermark == 8
+
+
+def test_equal_states_give_equal_bytes() -> None:
+    stream = events("a1 b2 a3 x5 c6")
+    one, two = operator(abc_within(10)), operator(abc_within(10))
+    run(one, stream, flush=False)
+    run(two, stream, flush=False)
+    assert one.snapshot() == two.snapshot()
+
+
+def test_a_restored_operator_snapshots_to_the_same_bytes() -> None:
+    op = operator(abc_within(10))
+    run(op, events("a1 b2 a3 x5 c6 a7"), flush=False)
+    data = op.snapshot()
+    restored = operator(abc_within(10))
+    restored.restore(data)
+    assert restored.snapshot() == data
+
+
+def test_restoring_a_snapshot_of_another_pattern_is_refused() -> None:
+    data = operator(abc_within(10)).snapshot()
+    with pytest.raises(SnapshotError, match="snapshot was taken with a different pattern"):
+        operator(abc_within(11)).restore(data)
+
+
+def test_a_different_condition_is_a_different_pattern() -> None:
+    data = operator(Pattern.begin("a").where(lambda e: e.value > 10)).snapshot()
+    with pytest.raises(SnapshotError, match="different pattern"):
+        operator(Pattern.begin("a").where(lambda e: e.value > 20)).restore(data)
+
+
+def test_the_same_pattern_built_again_restores() -> None:
+    data = operator(abc_within(10)).snapshot()
+    operator(abc_within(10)).restore(data)
+
+
+def test_bytes_that_are_not_a_snapshot_are_refused() -> None:
+    with pytest.raises(SnapshotError, match="not a flowcep operator snapshot"):
+        operator(ab_within(10)).restore(b"\x80\x05hello world, this is not a snapshot at all......")
+
+
+def test_a_snapshot_of_another_format_version_is_refused() -> None:
+    data = bytearray(operator(ab_within(10)).snapshot())
+    data[8:10] = (FORMAT_VERSION + 1).to_bytes(2, "big")
+    with pytest.raises(
+        SnapshotError, match="unsupported flowcep snapshot format version 2; this flowcep reads version 1"
+    ):
+        operator(ab_within(10)).restore(bytes(data))
+
+
+def test_a_corrupt_payload_is_refused() -> None:
+    data = operator(ab_within(10)).snapshot()
+    with pytest.raises(SnapshotError, match="corrupt"):
+        operator(ab_within(10)).restore(data[:-5])
+
+
+def test_an_event_time_snapshot_does_not_restore_into_processing_time() -> None:
+    data = operator(ab_within(10)).snapshot()
+    with pytest.raises(
+        SnapshotError, match="taken in event-time mode, this operator runs in processing-time"
+    ):
+        operator(ab_within(10), processing_time=True, clock=lambda: 0).restore(data)
+
+
+def test_restore_replaces_the_current_state() -> None:
+    empty = operator(ab_within(10)).snapshot()
+    op = operator(ab_within(10))
+    run(op, events("a1 a2"), flush=False)
+    op.restore(empty)
+    assert not op.has_state()
+    assert op.flush() == []
+
+
+def test_a_processing_time_operator_restores() -> None:
+    now = [5]
+    op = operator(ab_within(10), processing_time=True, clock=lambda: now[0])
+    op.process_element(Ev("a", 0))
+    restored = operator(ab_within(10), processing_time=True, clock=lambda: now[0])
+    restored.restore(op.snapshot())
+    now[0] = 9
+    assert brief(restored.process_element(Ev("b", 0))) == [("match", "k", "a0 b0", 9)]
+
+
+# ---------------------------------------------------------------- property: split anywhere
+
+
+event_lists = st.lists(
+    st.tuples(st.sampled_from("abcx"), st.integers(0, 6), st.sampled_from("pq"), st.integers(0, 3)),
+    max_size=40,
+).map(lambda raw: _timed(raw))
+
+
+def _timed(raw: list[tuple[str, int, str, int]]) -> list[Ev]:
+    """Mostly increasing timestamps with some disorder (up to 3 ms back)."""
+    out, t = [], 0
+    for name, step, key, back in raw:
+        t += step
+        out.append(Ev(name, max(0, t - back), key))
+    return out
+
+
+def _split_run(
+    make: object, stream: list[Ev], split: int, ooo: int
+) -> tuple[list[Output], list[Output], CepOperator]:
+    first = operator(make(), out_of_orderness=ooo)  # type: ignore[operator]
+    before = run(first, stream[:split], flush=False)
+    data = first.snapshot()
+    second = operator(make(), out_of_orderness=ooo)  # type: ignore[operator]
+    second.restore(data)
+    assert second.snapshot() == data
+    after = run(second, stream[split:], flush=False)
+    return before, after, second
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    name=st.sampled_from(sorted(PATTERNS)),
+    stream=event_lists,
+    split=st.integers(0, 40),
+    ooo=st.integers(0, 3),
+)
+def test_snapshot_and_restore_at_any_point_gives_identical_output(
+    name: str, stream: list[Ev], split: int, ooo: int
+) -> None:
+    make = PATTERNS[name]
+    split = min(split, len(stream))
+    straight = operator(make(), out_of_orderness=ooo)
+    whole = run(straight, stream, flush=False)
+    before, after, restored = _split_run(make, stream, split, ooo)
+    assert before + after == whole
+    # same state, same bytes: whether or not it went through a snapshot
+    assert restored.snapshot() == straight.snapshot()
+    assert restored.flush() == straight.flush()
+
+
+# ---------------------------------------------------------------- across processes
+
+_SCRIPT = textwrap.dedent(
+    """
+    import hashlib, sys
+    sys.path.insert(0, sys.argv[1])
+    from runtime.support import Ev, operator, run, abc_within
+    op = operator(abc_within(50), out_of_orderness=5)
+    names = "abcx"
+    run(op, [Ev(names[i * 7 % 4], i, f"key{i % 5}") for i in range(60)], flush=False)
+    print(hashlib.sha256(op.snapshot()).hexdigest())
+    """
+)
+
+
+def test_snapshot_bytes_do_not_depend_on_the_hash_seed() -> None:
+    tests_dir = str(Path(__file__).resolve().parents[1])
+    digests = set()
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        result = subprocess.run(
+            [sys.executable, "-c", _SCRIPT, tests_dir], env=env, capture_output=True, text=True, check=True
+        )
+        digests.add(result.stdout.strip())
+    assert len(digests) == 1
+    # and the same bytes as in this process
+    op = operator(abc_within(50), out_of_orderness=5)
+    names = "abcx"
+    run(op, [Ev(names[i * 7 % 4], i, f"key{i % 5}") for i in range(60)], flush=False)
+    assert digests == {hashlib.sha256(op.snapshot()).hexdigest()}
+
+
+def test_a_fresh_operator_has_a_small_snapshot() -> None:
+    assert len(CepOperator(ab_within(10)).snapshot()) < 200
