@@ -2,8 +2,9 @@
 
     flowcep run PATTERN INPUT [--key COL] [--timestamp COL] [--out-of-orderness D]
                               [--format csv|jsonl|parquet] [--engine local|spark] [--output FILE]
+                              [--keep-going] [--quiet] [--progress]
     flowcep explain PATTERN [--dot FILE] [--svg FILE] [--png FILE]
-    flowcep demo
+    flowcep demo [--examples DIR]
 
 See docs/cli.md for the details, the output format and the exit statuses.
 """

@@ -25,7 +25,7 @@ def test_explain_text_lists_states_transitions_conditions_and_window(cli, write)
     r = cli("explain", p)
     assert r.status == EXIT_OK, r.err
     out = r.out
-    assert "steps:          alarm -> fail -> ok" in out
+    assert "steps:          alarm, followed_by fail{2}, not_followed_by ok\n" in out
     assert "skip strategy:  skip_to_last('fail')\n" in out
     assert "window:         5m from the first to the last event" in out
     assert "[Start]" in out and "[Pending]" in out and "[Stop]" in out and "[Final]" in out
@@ -109,3 +109,27 @@ def test_explain_shows_throw_exception_on_miss(cli, write):
     )
     r = cli("explain", p)
     assert "skip strategy:  skip_to_first('a').throw_exception_on_miss()" in r.out
+
+
+def test_explain_steps_line_shows_contiguity_quantifiers_and_groups(cli, write):
+    p = write(
+        "p.py",
+        """
+        from flowcep import Pattern
+        inner = Pattern.begin("x").next("y")
+        pattern = (
+            Pattern.begin("a").followed_by(inner).times(2).optional()
+            .followed_by_any("b").times(2, 4).allow_combinations()
+            .not_next("c")
+            .followed_by("d").one_or_more().greedy()
+            .next("e").times_or_more(3).consecutive().until(lambda e: e == "z")
+        )
+        """,
+    )
+    r = cli("explain", p)
+    assert r.status == 0, r.err
+    expected = (
+        "a, followed_by (x, next y){2}?, followed_by_any b{2,4} (combinations), not_next c, "
+        "followed_by d+ (greedy), next e{3,} (consecutive, until)"
+    )
+    assert f"steps:          {expected}\n" in r.out

@@ -75,3 +75,12 @@ def test_my_doc_links_resolve():
     for page in ("docs/cli.md", "docs/semantics.md", "docs/internals.md", "examples/flink_port_local.py"):
         assert f"]({page})" in README
         assert (REPO / page).exists(), page
+
+
+def test_cli_doc_explain_example_is_current(cli, monkeypatch):
+    doc = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    block = re.search(r"\$ flowcep explain examples/card_fraud.py\n(.*?)```", doc, flags=re.S).group(1)
+    monkeypatch.chdir(REPO)
+    r = cli("explain", "examples/card_fraud.py")
+    assert r.status == 0
+    assert block in r.out

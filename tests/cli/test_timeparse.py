@@ -1,6 +1,8 @@
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flowcep.cli_support.timeparse import format_duration, format_timestamp, parse_duration, parse_timestamp
 
@@ -72,3 +74,13 @@ def test_format_duration():
     assert format_duration(5_400_000) == "1h30m"
     assert format_duration(250) == "250ms"
     assert format_duration(0) == "0ms"
+
+
+@given(st.integers(min_value=0, max_value=10**12))
+def test_duration_text_round_trips(ms):
+    assert parse_duration(format_duration(ms)) == ms
+
+
+@given(st.integers(min_value=-(10**13), max_value=10**14))
+def test_timestamp_text_round_trips(ms):
+    assert parse_timestamp(format_timestamp(ms)) == ms

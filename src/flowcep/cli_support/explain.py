@@ -206,14 +206,67 @@ def pattern_steps(pattern: Any) -> list[Any]:
     return nodes[::-1]
 
 
+_CONTIGUITY = {
+    "STRICT": "next",
+    "SKIP_TILL_NEXT": "followed_by",
+    "SKIP_TILL_ANY": "followed_by_any",
+    "NOT_NEXT": "not_next",
+    "NOT_FOLLOW": "not_followed_by",
+}
+
+
+def _prop(node: Any, name: str) -> bool:
+    quantifier = getattr(node, "quantifier", None)
+    props = getattr(quantifier, "properties", ()) or ()
+    return any(getattr(p, "name", str(p)) == name for p in props)
+
+
+def _quantifier_text(node: Any) -> str:
+    """``+``, ``{3}``, ``{2,4}``, ``{3,}``, then ``?`` (optional) and ``(greedy)``..."""
+    get_times = getattr(node, "get_times", None)
+    times = get_times() if callable(get_times) else None
+    text = ""
+    if _prop(node, "LOOPING"):
+        start = getattr(times, "from_", 1) if times is not None else 1
+        text = "+" if start == 1 else f"{{{start},}}"
+    elif _prop(node, "TIMES") and times is not None:
+        start, end = getattr(times, "from_", None), getattr(times, "to", None)
+        text = f"{{{start}}}" if start == end else f"{{{start},{end}}}"
+    if _prop(node, "OPTIONAL"):
+        text += "?"
+    quantifier = getattr(node, "quantifier", None)
+    inner = getattr(getattr(quantifier, "inner_consuming_strategy", None), "name", None)
+    extras = []
+    if _prop(node, "GREEDY"):
+        extras.append("greedy")
+    if text and inner == "STRICT":
+        extras.append("consecutive")
+    elif text and inner == "SKIP_TILL_ANY":
+        extras.append("combinations")
+    if getattr(node, "until_condition", None) is not None:
+        extras.append("until")
+    return text + (f" ({', '.join(extras)})" if extras else "")
+
+
+def describe_steps(pattern: Any) -> str:
+    """The pattern in one line: steps, their contiguity and quantifiers, groups in parentheses."""
+    parts = []
+    for i, node in enumerate(pattern_steps(pattern)):
+        raw = getattr(node, "raw_pattern", None)
+        name = f"({describe_steps(raw)})" if raw is not None else getattr(node, "name", "?")
+        strategy = getattr(getattr(getattr(node, "quantifier", None), "consuming_strategy", None), "name", "")
+        step = name + _quantifier_text(node)
+        parts.append(step if i == 0 else f"{_CONTIGUITY.get(strategy, strategy.lower())} {step}")
+    return ", ".join(parts)
+
+
 def explain_text(nfa: Any, pattern: Any = None, title: str | None = None) -> str:
     """The compiled NFA as indented text."""
     out: list[str] = []
     if title:
         out.append(f"pattern {title}")
     if pattern is not None:
-        steps = [getattr(n, "name", "?") for n in pattern_steps(pattern)]
-        out.append(f"  steps:          {' -> '.join(steps)}")
+        out.append(f"  steps:          {describe_steps(pattern)}")
         out.append(f"  skip strategy:  {_skip_name(getattr(pattern, 'skip_strategy', None))}")
     window = _window_time(nfa)
     out.append(
