@@ -58,7 +58,9 @@ def events(spec: str) -> list[Event]:
     return out
 
 
-# --- conditions (each carries a readable description of what it tests) -----------------------
+# --- conditions ---------------------------------------------------------------------------------
+# Each condition also carries `oracle_spec`, the same condition in the notation of the small Java
+# harness over flink-cep-2.3.0.jar with which the expectations of these tests were checked.
 
 
 def named(*names: str):

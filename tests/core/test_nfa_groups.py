@@ -3,7 +3,7 @@ optional, with every contiguity, and nested."""
 
 from flowcep import Pattern
 
-from .helpers import dict_matches, named, run
+from .helpers import dict_matches, id_dict, named, run, run_full
 
 
 def sorted_dicts(pattern, stream):
@@ -199,3 +199,64 @@ def test_nested_looping_groups():
         {"start": [1], "x": [2, 5, 7], "y": [3, 6, 8], "z": [4, 9], "end": [10]},
         {"start": [1], "x": [2, 5], "y": [3, 6], "z": [4, 9], "end": [10]},
     ]
+
+
+# --- quantified or optional steps inside a group (found by differential fuzzing against Flink 2.3) ---
+
+
+def test_group_whose_step_has_a_times_range():
+    group = Pattern.begin("g").where(named("c")).times(1, 2)
+    assert sorted_dicts(Pattern.begin(group), "c1 c2 x3") == [{"g": [1, 2]}, {"g": [1]}, {"g": [2]}]
+
+
+def test_group_whose_step_has_a_times_range_followed_by_a_step():
+    group = Pattern.begin("g").where(named("c")).times(1, 2)
+    p = Pattern.begin(group).followed_by("e").where(named("d"))
+    assert sorted_dicts(p, "c1 c2 d3") == [
+        {"g": [1, 2], "e": [3]},
+        {"g": [1], "e": [3]},
+        {"g": [2], "e": [3]},
+    ]
+
+
+def test_group_in_the_middle_whose_step_has_a_times_range():
+    group = Pattern.begin("g").where(named("c")).times(1, 2)
+    p = Pattern.begin("s").where(named("a")).followed_by(group)
+    assert sorted_dicts(p, "a1 c2 c3") == [{"s": [1], "g": [2, 3]}, {"s": [1], "g": [2]}]
+
+
+def test_group_whose_first_step_is_optional():
+    group = Pattern.begin("g").where(named("c")).optional().followed_by("h").where(named("b"))
+    assert sorted_dicts(Pattern.begin(group), "b1 c2 b3") == [
+        {"g": [2], "h": [3]},
+        {"h": [1]},
+        {"h": [3]},
+    ]
+
+
+def test_group_in_the_middle_whose_first_step_is_optional():
+    group = Pattern.begin("g").where(named("c")).optional().followed_by("h").where(named("b"))
+    p = Pattern.begin("s").where(named("a")).followed_by(group)
+    assert sorted_dicts(p, "a1 b2 c3 b4") == [{"s": [1], "g": [3], "h": [4]}, {"s": [1], "h": [2]}]
+
+
+def test_group_whose_step_is_an_optional_times():
+    group = Pattern.begin("g").where(named("b")).times(0, 2).followed_by("h").where(named("a"))
+    assert sorted_dicts(Pattern.begin(group), "b1 a2") == [{"g": [1], "h": [2]}, {"h": [2]}]
+
+
+def test_optional_group_at_the_start_gives_flinks_duplicates():
+    p = Pattern.begin(Pattern.begin("g").where(named("a"))).times(0, 2).followed_by("s1").where(named("a"))
+    assert sorted_dicts(p, "a1 x2 a3") == [
+        {"g": [1], "s1": [3]},
+        {"g": [1], "s1": [3]},
+        {"s1": [1]},
+        {"s1": [3]},
+    ]
+
+
+def test_quantifier_window_inside_an_optional_repeated_group_times_out_the_open_run():
+    group = Pattern.begin("g").where(named("b")).one_or_more(window=2)
+    r = run_full(Pattern.begin(group).times(0, 2), "b1@8 x2@9")
+    assert [(x.at, id_dict(x.match)) for x in r.emitted] == [(1, {"g": [1]})]
+    assert [(id_dict(m), ts) for m, ts in r.timed_out] == [({"g": [1]}, 10)]

@@ -42,14 +42,13 @@ def test_get_events_for_pattern_is_empty_for_a_step_without_events():
     seen = []
 
     def cond(e, ctx):
-        seen.append((e.id, [x.id for x in ctx.get_events_for_pattern("b")], [x.id for x in ctx.get_events_for_pattern("a")]))
+        seen.append((e.id, tuple(x.id for x in ctx.get_events_for_pattern("b")), tuple(x.id for x in ctx.get_events_for_pattern("a"))))
         return e.name == "a"
 
     p = Pattern.begin("a").where(cond).followed_by("b").where(named("b"))
     run(p, "a1 a2")
-    # on the start step nothing is taken yet; on a2 the run of a1 is not asked (b is next)
-    assert (1, [], []) in seen
-    assert all(b == [] for _, b, _ in seen)
+    # only the start step asks this condition, and a start run has taken nothing yet
+    assert sorted(set(seen)) == [(1, (), ()), (2, (), ())]
 
 
 def test_ctx_timestamp_is_the_candidates_timestamp():
@@ -61,7 +60,7 @@ def test_ctx_timestamp_is_the_candidates_timestamp():
 
     p = Pattern.begin("a").where(named("a")).followed_by("b").where(cond)
     run(p, "a1@10 x2@20 x3@35")
-    assert (2, 20) in seen and all(e_ts == {2: 20, 3: 35}[i] for i, e_ts in seen)
+    assert set(seen) == {(2, 20)}  # (conditions may be asked more than once per event)
 
 
 def test_iterative_condition_as_a_two_argument_lambda():

@@ -309,7 +309,7 @@ class _Compiler:
         take_sink = self._copy_without_transitive_nots(sink)
         singleton.add_take(take_sink, take)
         proceed_condition = self._true_condition()
-        if is_optional and not self._head_of_group(self.current):
+        if is_optional:
             assert proceed is not None
             if _is(self.current, _GREEDY):
                 until = self._until(self.current)

@@ -1,0 +1,221 @@
+"""Property tests on random small patterns and streams: no crash, well-formed matches, the
+buffer ends empty once every run has ended, and results independent of how the stream is split."""
+
+from __future__ import annotations
+
+import pickle
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from flowcep import AfterMatchSkipStrategy, MalformedPatternException, Pattern
+from flowcep.nfa import NFACompiler
+from flowcep.sharedbuffer import SharedBuffer
+
+from .helpers import FINAL_TS, Event, Result, feed, finish, flat_ids, named
+
+SETTINGS = settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+LETTERS = "abc"
+
+
+@st.composite
+def step_specs(draw, first: bool):
+    names = draw(st.sets(st.sampled_from(LETTERS), min_size=1, max_size=2))
+    quant = draw(st.sampled_from(["one", "optional", "one_or_more", "times2", "times1_2", "times_or_more2"]))
+    inner = draw(st.sampled_from(["relaxed", "consecutive", "allow_combinations"]))
+    optional_loop = draw(st.booleans())
+    greedy = draw(st.booleans())
+    contiguity = None if first else draw(st.sampled_from(["next", "followed_by", "followed_by_any"]))
+    negation = None if first else draw(st.sampled_from([None, None, None, "not_next", "not_followed_by"]))
+    return dict(
+        names=tuple(sorted(names)), quant=quant, inner=inner, optional_loop=optional_loop,
+        greedy=greedy, contiguity=contiguity, negation=negation,
+    )
+
+
+@st.composite
+def pattern_specs(draw):
+    n = draw(st.integers(1, 3))
+    steps = [draw(step_specs(first=(i == 0))) for i in range(n)]
+    window = draw(st.sampled_from([None, 3, 5, 8]))
+    skip = draw(st.sampled_from(["no_skip", "skip_to_next", "skip_past_last_event", "skip_to_first", "skip_to_last"]))
+    return dict(steps=steps, window=window, skip=skip)
+
+
+def build(spec) -> Pattern:
+    steps = spec["steps"]
+    skip_name = {
+        "no_skip": lambda: AfterMatchSkipStrategy.no_skip(),
+        "skip_to_next": lambda: AfterMatchSkipStrategy.skip_to_next(),
+        "skip_past_last_event": lambda: AfterMatchSkipStrategy.skip_past_last_event(),
+        "skip_to_first": lambda: AfterMatchSkipStrategy.skip_to_first(f"s{len(steps) - 1}"),
+        "skip_to_last": lambda: AfterMatchSkipStrategy.skip_to_last("s0"),
+    }[spec["skip"]]()
+    p = None
+    for i, s in enumerate(steps):
+        name = f"s{i}"
+        if p is None:
+            p = Pattern.begin(name, skip_name)
+        elif s["negation"] is not None:
+            p = getattr(p, s["negation"])(f"n{i}").where(named(s["names"][0]))
+            p = getattr(p, s["contiguity"])(name)
+        else:
+            p = getattr(p, s["contiguity"])(name)
+        p = p.where(named(*s["names"]))
+        q = s["quant"]
+        looping = q in ("one_or_more", "times2", "times1_2", "times_or_more2")
+        if q == "optional":
+            p = p.optional()
+        elif q == "one_or_more":
+            p = p.one_or_more()
+        elif q == "times2":
+            p = p.times(2)
+        elif q == "times1_2":
+            p = p.times(1, 2)
+        elif q == "times_or_more2":
+            p = p.times_or_more(2)
+        if looping:
+            if s["inner"] == "consecutive":
+                p = p.consecutive()
+            elif s["inner"] == "allow_combinations":
+                p = p.allow_combinations()
+            if s["optional_loop"]:
+                p = p.optional()
+            if s["greedy"] and s["inner"] != "allow_combinations":
+                p = p.greedy()
+    if spec["window"] is not None:
+        p = p.within(spec["window"])
+    return p
+
+
+def compile_or_reject(spec):
+    try:
+        pattern = build(spec)
+        return pattern, NFACompiler.compile(pattern, timeout_handling=True)
+    except MalformedPatternException:
+        assume(False)
+    except Exception as exc:  # builder errors Flink raises as other exception types
+        if type(exc).__name__ in ("UnsupportedOperationException", "IllegalArgumentException"):
+            assume(False)
+        raise
+
+
+event_streams = st.lists(
+    st.tuples(st.sampled_from(LETTERS + "x"), st.integers(0, 3)), min_size=0, max_size=10
+).map(lambda xs: _to_events(xs))
+
+
+def _to_events(xs):
+    out, ts = [], 0
+    for i, (name, gap) in enumerate(xs, start=1):
+        ts += gap
+        out.append(Event(name=name, ts=ts, id=i))
+    return out
+
+
+def fresh(nfa):
+    return nfa.create_initial_state(), SharedBuffer()
+
+
+def run_whole(nfa, evs, final=True):
+    state, buffer = fresh(nfa)
+    r = Result(nfa, state, buffer, [], [])
+    feed(nfa, state, buffer, evs, r)
+    if final:
+        finish(nfa, state, buffer, r)
+    return r
+
+
+def outcome(r: Result):
+    return sorted(flat_ids(x.match) for x in r.emitted), sorted((flat_ids(m), ts) for m, ts in r.timed_out)
+
+
+@SETTINGS
+@given(pattern_specs(), event_streams)
+def test_random_patterns_do_not_crash_and_give_well_formed_matches(spec, evs):
+    pattern, nfa = compile_or_reject(spec)
+    r = run_whole(nfa, evs)
+    step_order = [f"s{i}" for i in range(len(spec["steps"]))]
+    by_id = {e.id: e for e in evs}
+    for x in r.emitted:
+        keys = list(x.match)
+        assert keys == [k for k in step_order if k in keys], keys  # pattern order
+        for k, taken in x.match.items():
+            ids = [e.id for e in taken]
+            assert ids == sorted(ids) and len(set(ids)) == len(ids)  # event order, no repeats per step
+            allowed = spec["steps"][int(k[1:])]["names"]
+            assert all(by_id[i].name in allowed for i in ids)
+        all_ids = flat_ids(x.match)
+        assert len(set(all_ids)) == len(all_ids)  # an event is taken at most once per match
+        if spec["window"] is not None:
+            ts = [by_id[i].ts for i in all_ids]
+            assert max(ts) - min(ts) < spec["window"]
+
+
+@SETTINGS
+@given(pattern_specs(), event_streams)
+def test_buffer_is_empty_once_every_run_has_ended(spec, evs):
+    pattern, nfa = compile_or_reject(spec)
+    r = run_whole(nfa, evs)
+    if spec["window"] is not None:
+        # the final advance_time passes every window: no run is left
+        assert r.state.is_empty()
+    if r.state.is_empty():
+        assert r.buffer.is_empty()
+
+
+@SETTINGS
+@given(pattern_specs(), event_streams, st.integers(0, 10))
+def test_results_do_not_depend_on_how_the_stream_is_split(spec, evs, cut):
+    pattern, nfa = compile_or_reject(spec)
+    whole = run_whole(nfa, evs)
+    state, buffer = fresh(nfa)
+    halves = Result(nfa, state, buffer, [], [])
+    feed(nfa, state, buffer, evs[:cut], halves)
+    feed(nfa, state, buffer, evs[cut:], halves)
+    finish(nfa, state, buffer, halves)
+    assert outcome(halves) == outcome(whole)
+
+
+@SETTINGS
+@given(pattern_specs(), event_streams, st.integers(0, 10))
+def test_results_survive_a_pickled_state_between_the_halves(spec, evs, cut):
+    pattern, nfa = compile_or_reject(spec)
+    whole = run_whole(nfa, evs)
+    state, buffer = fresh(nfa)
+    first = Result(nfa, state, buffer, [], [])
+    feed(nfa, state, buffer, evs[:cut], first)
+    state, buffer = pickle.loads(pickle.dumps((state, buffer)))
+    second = Result(nfa, state, buffer, [], [])
+    feed(nfa, state, buffer, evs[cut:], second)
+    finish(nfa, state, buffer, second)
+    combined = Result(nfa, state, buffer, first.emitted + second.emitted, first.timed_out + second.timed_out)
+    assert outcome(combined) == outcome(whole)
+
+
+@SETTINGS
+@given(pattern_specs(), event_streams)
+def test_a_match_is_never_emitted_before_its_last_event(spec, evs):
+    pattern, nfa = compile_or_reject(spec)
+    r = run_whole(nfa, evs)
+    position = {e.id: i for i, e in enumerate(evs)}
+    for x in r.emitted:
+        if x.at != "end":
+            assert all(position[i] <= position[x.at] for i in flat_ids(x.match))
+
+
+@SETTINGS
+@given(pattern_specs(), event_streams)
+def test_compiling_twice_gives_the_same_matcher(spec, evs):
+    pattern, nfa = compile_or_reject(spec)
+    again = NFACompiler.compile(pattern, timeout_handling=True)
+    assert outcome(run_whole(nfa, evs)) == outcome(run_whole(again, evs))
+
+
+def test_final_ts_constant_is_far_beyond_any_test_timestamp():
+    assert FINAL_TS > 10**15
