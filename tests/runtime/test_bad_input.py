@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from flowcep.pattern import ConditionError, Pattern
+from flowcep.pattern import AfterMatchSkipStrategy, ConditionError, FlinkRuntimeException, Pattern
 from flowcep.runtime import BadRecord, BadRecordError, Output
 
 from .support import Ev, ab_within, brief, events, is_, operator, run
@@ -149,13 +149,23 @@ def test_the_error_carries_the_outputs_of_the_failing_call() -> None:
     assert brief(info.value.outputs) == [("match", "p", "a1 b2", 2)]
 
 
-def test_after_a_raised_condition_error_other_keys_carry_on() -> None:
+def test_the_failing_call_finishes_its_work_before_raising() -> None:
     op = operator(FRAGILE, out_of_orderness=None)
     run(op, [Ev("a", 1, "q"), Ev("b", 2, "q", value=-1), Ev("a", 1, "p"), Ev("b", 2, "p")], flush=False)
-    with pytest.raises(BadRecordError):
+    with pytest.raises(BadRecordError) as info:
         op.process_watermark(5)
-    # key p was not reached by the failed call; the next call resumes it
-    assert brief(op.process_watermark(6)) == [("match", "p", "a1 b2", 2)]
+    # key q ran first and failed; key p still ran in the same call
+    assert brief(info.value.outputs) == [("match", "p", "a1 b2", 2)]
+    assert op.process_watermark(6) == []
+
+
+def test_all_bad_records_of_a_call_are_reported() -> None:
+    op = operator(FRAGILE, out_of_orderness=None)
+    run(op, [Ev("a", 1), Ev("b", 2, value=-1), Ev("b", 3, value=-2)], flush=False)
+    with pytest.raises(BadRecordError, match=r"\(and 1 more bad records in this call\)$") as info:
+        op.process_watermark(5)
+    assert [b.record for b in info.value.bad_records] == [Ev("b", 2, value=-1), Ev("b", 3, value=-2)]
+    assert op.stats()["bad_records"] == 2
 
 
 def test_after_a_raised_condition_error_the_key_continues_without_the_bad_event() -> None:
@@ -225,3 +235,31 @@ def test_after_a_raised_condition_error_the_partial_matches_of_its_key_are_intac
 def test_on_error_must_be_raise_or_side_output() -> None:
     with pytest.raises(ValueError, match="on_error"):
         operator(ab_within(10), on_error="ignore")
+
+
+def test_process_elements_consumes_every_element_and_then_raises() -> None:
+    op = operator(ab_within(10))
+    with pytest.raises(BadRecordError) as info:
+        op.process_elements([Ev("a", 1), Ev("b", 2), "garbage", Ev("a", 4), Ev("b", 5), Ev("x", 6)])
+    assert brief(info.value.outputs) == [("match", "k", "a1 b2", 2), ("match", "k", "a4 b5", 5)]
+    assert info.value.record == "garbage"
+
+
+def test_other_exceptions_propagate_and_the_next_call_finishes_the_interrupted_watermark() -> None:
+    skip = AfterMatchSkipStrategy.skip_to_first("b").throw_exception_on_miss()
+    pattern = (
+        Pattern.begin("a", skip)
+        .where(is_("a"))
+        .followed_by("b")
+        .where(is_("b"))
+        .optional()
+        .followed_by("c")
+        .where(is_("c"))
+    )
+    op = operator(pattern, out_of_orderness=None)
+    run(
+        op, [Ev("a", 1, "p"), Ev("c", 2, "p"), Ev("a", 1, "q"), Ev("b", 2, "q"), Ev("c", 3, "q")], flush=False
+    )
+    with pytest.raises(FlinkRuntimeException, match="Could not skip to b"):
+        op.process_watermark(5)
+    assert brief(op.process_watermark(5)) == [("match", "q", "a1 b2 c3", 3)]

@@ -6,6 +6,8 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flowcep.pattern import Pattern
 from flowcep.runtime import LONG_MAX, Output
@@ -61,6 +63,30 @@ def test_out_of_order_input_gives_the_same_per_key_outputs_as_sorted_input() -> 
     assert sorted_out  # the comparison is not vacuous
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    raw=st.lists(st.tuples(st.sampled_from("abcx"), st.integers(0, 60), st.sampled_from("pq")), max_size=40),
+    jitter=st.lists(st.integers(0, 6), min_size=40, max_size=40),
+)
+def test_any_disorder_within_the_bound_gives_the_per_key_outputs_of_sorted_input(
+    raw: list[tuple[str, int, str]], jitter: list[int]
+) -> None:
+    arrived = [
+        Ev(name, ts, key)
+        for (name, ts, key), _ in sorted(zip(raw, jitter, strict=False), key=lambda p: p[0][1] + p[1])
+    ]
+    in_order = sorted(arrived, key=lambda e: e.ts)  # stable: equal timestamps keep their arrival order
+
+    def per_key(outputs: list[Output]) -> dict[str, list[tuple[str, str]]]:
+        result: dict[str, list[tuple[str, str]]] = {}
+        for kind, key, text, _ in brief(outputs):
+            result.setdefault(key, []).append((kind, text))
+        return result
+
+    expected = per_key(run(operator(abc_within(15)), in_order))
+    assert per_key(run(operator(abc_within(15), out_of_orderness=6), arrived)) == expected
+
+
 def test_an_element_at_or_before_the_watermark_is_late() -> None:
     op = operator(abc_within(10))
     op.process_element(Ev("a", 5))  # watermark 4
@@ -96,6 +122,16 @@ def test_a_comparator_orders_elements_with_equal_timestamps() -> None:
         return (x.name > y.name) - (x.name < y.name)
 
     op = operator(pattern, comparator=by_name)
+    assert brief(run(op, [Ev("b", 1), Ev("a", 1)])) == [("match", "k", "a1 b1", 1)]
+
+
+def test_a_comparator_can_be_an_object_with_a_compare_method() -> None:
+    class ByName:
+        def compare(self, x: Ev, y: Ev) -> int:
+            return (x.name > y.name) - (x.name < y.name)
+
+    pattern = Pattern.begin("a").where(is_("a")).next("b").where(is_("b"))
+    op = operator(pattern, comparator=ByName())
     assert brief(run(op, [Ev("b", 1), Ev("a", 1)])) == [("match", "k", "a1 b1", 1)]
 
 
@@ -217,15 +253,17 @@ def test_keys_with_equal_first_timestamps_run_in_order_of_first_appearance() -> 
     assert brief(op.process_watermark(8)) == [("match", "p", "a1 b2", 2), ("match", "q", "a1 b3", 3)]
 
 
-def test_a_key_holding_partial_matches_runs_before_keys_with_only_new_elements() -> None:
-    # Flink keeps a timer at (previous watermark + 1) for such a key.
+def test_keys_run_in_the_order_of_their_earliest_due_timer() -> None:
+    # Flink 2.3's CepOperator registers timers only at buffered timestamps and at ts + window
+    # (no timer at watermark + 1, as older versions had): q's element timer at 3 fires before
+    # p's at 8, although p holds a partial match since the previous watermark.
     op = operator(abc_within(20), out_of_orderness=None)
     op.process_element(Ev("a", 1, "p"))
     op.process_watermark(1)
     run(
         op, [Ev("a", 3, "q"), Ev("b", 4, "q"), Ev("c", 5, "q"), Ev("b", 8, "p"), Ev("c", 9, "p")], flush=False
     )
-    assert brief(op.process_watermark(10)) == [("match", "p", "a1 b8 c9", 9), ("match", "q", "a3 b4 c5", 5)]
+    assert brief(op.process_watermark(10)) == [("match", "q", "a3 b4 c5", 5), ("match", "p", "a1 b8 c9", 9)]
 
 
 def test_a_key_with_nothing_pending_is_dropped() -> None:
@@ -303,3 +341,14 @@ def test_stats_gauges_show_buffered_elements_and_live_entries() -> None:
     assert stats["partial_matches"] == 1  # "a1 b2", waiting for c
     assert stats["shared_buffer_entries"] == 2
     assert stats["keys"] == 1
+
+
+def test_process_elements_returns_the_outputs_of_all_elements() -> None:
+    op = operator(ab_within(10))
+    assert brief(op.process_elements(events("a1 b2 x3"))) == [("match", "k", "a1 b2", 2)]
+
+
+def test_without_timeout_handling_timed_out_partial_matches_are_not_reported() -> None:
+    op = operator(ab_within(10), timeout_handling=False)
+    assert run(op, events("a1 x20")) == []
+    assert not op.has_state()

@@ -256,3 +256,21 @@ def test_a_pattern_ending_in_not_followed_by_is_released_at_the_end_of_input() -
     pattern = Pattern.begin("a").where(is_("a")).not_followed_by("b").where(is_("b")).within(100)
     result = CEP.pattern(events("a1 a2 b3 a7"), pattern, timestamp=lambda e: e.ts).select(names)
     assert list(result) == ["a7"]
+
+
+def test_open_comes_before_the_first_match_and_close_after_the_last() -> None:
+    log: list[str] = []
+
+    class Logged(PatternProcessFunction):
+        def open(self, context: Any = None) -> None:
+            log.append("open")
+
+        def process_match(self, match: dict[str, list[Ev]], ctx: Context, out: Collector) -> None:
+            log.append(names(match))
+
+        def close(self) -> None:
+            log.append("close")
+
+    pattern = Pattern.begin("a").where(is_("a")).not_followed_by("b").where(is_("b")).within(100)
+    list(CEP.pattern(events("a1 x2"), pattern, timestamp=lambda e: e.ts).process(Logged()))
+    assert log == ["open", "a1", "close"]

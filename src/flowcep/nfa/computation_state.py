@@ -77,11 +77,14 @@ class ComputationState:
 class NFAState:
     """Partial and completed (held back by a skip strategy) runs of one key."""
 
-    __slots__ = ("partial_matches", "completed_matches")
+    __slots__ = ("partial_matches", "completed_matches", "new_start_partial_match")
 
     def __init__(self, runs: list[ComputationState] | None = None) -> None:
         self.partial_matches = JavaPriorityQueue(runs or ())
         self.completed_matches = JavaPriorityQueue()
+        # Flink's flag: a start run took an event with a timestamp > 0 (the operator then
+        # registers a window timer); the operator resets it, it is not part of snapshots
+        self.new_start_partial_match = False
 
     def is_empty(self) -> bool:
         """Only start runs are left, and nothing is held back."""
@@ -97,6 +100,7 @@ class NFAState:
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         self.partial_matches, self.completed_matches = state
+        self.new_start_partial_match = False
 
     def __repr__(self) -> str:
         return f"NFAState(partial={list(self.partial_matches)}, completed={list(self.completed_matches)})"

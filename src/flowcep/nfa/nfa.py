@@ -240,7 +240,7 @@ class NFA:
             if planned_decision is None:
                 new_partial.add(run)
                 continue
-            next_runs = self._compute_next_states(buffer, run, handle, planned_decision)
+            next_runs = self._compute_next_states(buffer, state, run, handle, planned_decision)
             retain = []
             discard = False
             for new_run in next_runs:
@@ -336,6 +336,7 @@ class NFA:
     def _compute_next_states(
         self,
         buffer: SharedBuffer,
+        state: NFAState,
         run: ComputationState,
         handle: _EventHandle,
         decision: tuple[Any, ...],
@@ -380,6 +381,8 @@ class NFA:
                 if is_start:
                     start_timestamp = handle.timestamp
                     start_event_id: EventId | None = event_id
+                    if start_timestamp > 0:
+                        state.new_start_partial_match = True
                 else:
                     start_timestamp = run.start_timestamp
                     start_event_id = run.start_event_id

@@ -20,7 +20,14 @@ MatchIds = Mapping[str, Sequence[EventId]]
 
 def _java_map(match: MatchIds) -> str:
     # Render like Java's Map.toString, as Flink's message does.
-    return "{" + ", ".join(f"{k}=[{', '.join(str(e) for e in v)}]" for k, v in match.items()) + "}"
+    return "{" + ", ".join(f"{k}=[{', '.join(_java_event_id(e) for e in v)}]" for k, v in match.items()) + "}"
+
+
+def _java_event_id(event_id: Any) -> str:
+    """Flink's ``EventId.toString()``; our event ids are ``(timestamp, id)`` tuples."""
+    if isinstance(event_id, tuple) and len(event_id) == 2:
+        return f"EventId{{id={event_id[1]}, timestamp={event_id[0]}}}"
+    return str(event_id)
 
 
 class AfterMatchSkipStrategy:

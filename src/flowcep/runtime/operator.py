@@ -22,7 +22,7 @@ import itertools
 import math
 import operator as _op
 import time
-from bisect import bisect_right, insort
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Hashable, Iterable
 from datetime import datetime
 from typing import Any, Final
@@ -98,7 +98,7 @@ def to_timestamp(value: Any) -> int:
 class _KeyState:
     """Everything the operator holds for one key."""
 
-    __slots__ = ("key", "seq", "state", "buffer", "times", "queue", "entry", "fired")
+    __slots__ = ("key", "seq", "state", "buffer", "times", "queue", "entry", "timers")
 
     def __init__(self, key: Any, seq: int, state: Any, buffer: SharedBuffer) -> None:
         self.key = key
@@ -108,7 +108,9 @@ class _KeyState:
         self.times: list[int] = []  # buffered timestamps, ascending
         self.queue: dict[int, list[Any]] = {}  # timestamp -> elements in arrival order
         self.entry: tuple[int, int, _KeyState] | None = None  # live heap entry (due, push no, self)
-        self.fired = False  # fired once: Flink keeps a timer at watermark + 1 for it
+        # window timers, ascending: Flink 2.3 registers one at ts + window after an element at ts
+        # (> 0) started a partial match; a key is only advanced when one of its timers fires
+        self.timers: list[int] = []
 
 
 class CepOperator:
@@ -164,6 +166,7 @@ class CepOperator:
         self._fire_base = LONG_MIN  # previous watermark + 1 of the current firing
         self._last_now = LONG_MIN
         self._resume = False  # a firing was interrupted by an exception
+        self._errors: list[tuple[BadRecord, Any, BaseException | None]] = []  # to raise (on_error="raise")
         self.events_in = 0
         self.late = 0
         self.matches = 0
@@ -181,6 +184,12 @@ class CepOperator:
         out: list[Output] = []
         if self._resume:
             self._resume_firing(out)
+        self._element(event, timestamp, out)
+        if self._errors:
+            self._raise_errors(out)
+        return out
+
+    def _element(self, event: Any, timestamp: int | None, out: list[Output]) -> list[Output]:
         self.events_in += 1
         if self.processing_time:
             self._element_in_processing_time(event, out)
@@ -265,15 +274,16 @@ class CepOperator:
         return out
 
     def process_elements(self, events: Iterable[Any]) -> list[Output]:
-        """``process_element`` for each event; on a raised ``BadRecordError`` its ``outputs``
-        hold everything produced by this call so far (later events are not consumed)."""
+        """``process_element`` for each event (with ``on_error="raise"``, bad records are raised
+        together once all events are consumed)."""
         out: list[Output] = []
+        if self._resume:
+            self._resume_firing(out)
+        element = self._element
         for event in events:
-            try:
-                out.extend(self.process_element(event))
-            except BadRecordError as exc:
-                exc.outputs[:0] = out
-                raise
+            element(event, None, out)
+        if self._errors:
+            self._raise_errors(out)
         return out
 
     def process_watermark(self, timestamp: int) -> list[Output]:
@@ -288,6 +298,8 @@ class CepOperator:
         if self.processing_time:
             if self._sort_key is not None:
                 self._fire_processing_time(self._now(), out)
+            if self._errors:
+                self._raise_errors(out)
             return out
         try:
             watermark = to_timestamp(timestamp)
@@ -295,6 +307,8 @@ class CepOperator:
             raise ValueError(f"invalid watermark: {exc}") from None
         if watermark > self._watermark:
             self._advance_watermark(watermark, out)
+        if self._errors:
+            self._raise_errors(out)
         return out
 
     def flush(self) -> list[Output]:
@@ -309,6 +323,8 @@ class CepOperator:
         if self._resume:
             self._resume_firing(out)
         self._fire_processing_time(None, out)
+        if self._errors:
+            self._raise_errors(out)
         return out
 
     def next_deadline(self) -> int | None:
@@ -358,7 +374,7 @@ class CepOperator:
             (
                 ks.key,
                 ks.seq,
-                ks.fired,
+                list(ks.timers),
                 ks.state,
                 ks.buffer,
                 [(t, list(ks.queue[t])) for t in ks.times],
@@ -400,9 +416,9 @@ class CepOperator:
             self._resume,
         ) = clocks
         self.events_in, self.late, self.matches, self.timeouts, self.bad_records = counters
-        for key, seq, fired, state, buffer, queue in keys:
+        for key, seq, timers, state, buffer, queue in keys:
             ks = _KeyState(key, seq, state, buffer)
-            ks.fired = fired
+            ks.timers = list(timers)
             for t, elements in queue:
                 ks.times.append(t)
                 ks.queue[t] = elements
@@ -429,11 +445,10 @@ class CepOperator:
             # processing-time timeouts are not timer driven: only buffered elements are due
             due = ks.times[0] + 1 if ks.times else None
         else:
-            due = self.nfa.next_deadline(ks.state) if deadline is _UNKNOWN else deadline
-            if ks.times:
-                first = ks.times[0]
-                if due is None or first < due:
-                    due = first
+            # Flink 2.3's timers: one per buffered timestamp, plus the window timers
+            due = ks.times[0] if ks.times else None
+            if ks.timers and (due is None or ks.timers[0] < due):
+                due = ks.timers[0]
         if due is None:
             ks.entry = None
         else:
@@ -478,10 +493,8 @@ class CepOperator:
             return
         due = self._pop_due(watermark)
         if len(due) > 1:
-            # Flink's timer order: a key fired before keeps a timer at the previous watermark + 1,
-            # others have timers at their buffered timestamps; ties by first appearance.
-            base = self._fire_base
-            due.sort(key=lambda ks: (base if ks.fired or not ks.times else ks.times[0], ks.seq))
+            # Flink's timer order: by the key's earliest due timer; ties by first appearance.
+            due.sort(key=lambda ks: (min(ks.times[:1] + ks.timers[:1]), ks.seq))
         done = 0
         try:
             for ks in due:
@@ -498,7 +511,9 @@ class CepOperator:
         queue = ks.queue
         n = bisect_right(times, watermark)
         sort_key = self._sort_key
-        ks.fired = True
+        timers = ks.timers
+        if timers and timers[0] <= watermark:
+            del timers[: bisect_right(timers, watermark)]
         done = 0
         last = None
         deadline: Any = _UNKNOWN
@@ -524,6 +539,7 @@ class CepOperator:
         finally:
             if done:
                 del times[:done]
+            ks.state.new_start_partial_match = False
             self._settle(ks, deadline)
 
     def _advance(self, ks: _KeyState, timestamp: int, out: list[Output]) -> Any:
@@ -550,8 +566,14 @@ class CepOperator:
         return _UNKNOWN
 
     def _feed(self, ks: _KeyState, elements: list[Any], timestamp: int, out: list[Output]) -> None:
-        """Process ``elements`` at ``timestamp``; consumed ones are removed on a raised error."""
+        """Process ``elements`` at ``timestamp``.
+
+        A condition error makes a bad record. Any other exception propagates (as it fails a Flink
+        job), after removing the elements it consumed, the failing one included, from ``elements``.
+        """
         process = self.nfa.process
+        window_time = self.nfa.window_time
+        window_timers = window_time > 0 and not self.processing_time
         state = ks.state
         buffer = ks.buffer
         key = ks.key
@@ -564,10 +586,20 @@ class CepOperator:
                 )
                 self.bad_records += 1
                 if self._raise:
-                    del elements[: i + 1]
-                    raise BadRecordError(bad, key, out) from exc
-                out.append(Output(BAD_RECORD, key, bad, timestamp))
+                    self._errors.append((bad, key, exc))
+                else:
+                    out.append(Output(BAD_RECORD, key, bad, timestamp))
                 continue
+            except BaseException:
+                del elements[: i + 1]
+                raise
+            if window_timers and state.new_start_partial_match:
+                # Flink registers a timer at ts + window while the flag is up (until the firing ends)
+                due = timestamp + window_time
+                timers = ks.timers
+                at = bisect_left(timers, due)
+                if at == len(timers) or timers[at] != due:
+                    timers.insert(at, due)
             if matches:
                 self.matches += len(matches)
                 for match in matches:
@@ -679,9 +711,15 @@ class CepOperator:
         bad = BadRecord(record, message, stage)
         self.bad_records += 1
         if self._raise:
-            raise BadRecordError(bad, key, out) from cause
-        out.append(Output(BAD_RECORD, key, bad, timestamp))
+            self._errors.append((bad, key, cause))
+        else:
+            out.append(Output(BAD_RECORD, key, bad, timestamp))
         return out
+
+    def _raise_errors(self, out: list[Output]) -> None:
+        errors, self._errors = self._errors, []
+        bad, key, cause = errors[0]
+        raise BadRecordError(bad, key, out, [b for b, _, _ in errors]) from cause
 
 
 def _exc_text(exc: BaseException) -> str:

@@ -51,18 +51,29 @@ class BadRecord:
 
 
 class BadRecordError(ValueError):
-    """Raised (``on_error="raise"``) for a record the operator cannot handle.
+    """Raised (``on_error="raise"``) for records the operator cannot handle.
 
-    ``bad_record`` describes it; ``outputs`` holds what the failing call had already produced, so
-    that nothing is lost. The operator stays usable: the bad record is dropped, other records and
-    keys are untouched, and the next call carries on.
+    The failing call first finishes its work, so the operator stays consistent: bad records are
+    dropped, other records and keys are processed as usual. ``bad_record`` is the first bad
+    record (``bad_records`` all of them, in order); ``outputs`` holds everything the call produced,
+    so that nothing is lost.
     """
 
-    def __init__(self, bad_record: BadRecord, key: Any = None, outputs: list[Output] | None = None) -> None:
+    def __init__(
+        self,
+        bad_record: BadRecord,
+        key: Any = None,
+        outputs: list[Output] | None = None,
+        bad_records: list[BadRecord] | None = None,
+    ) -> None:
         self.bad_record = bad_record
+        self.bad_records: list[BadRecord] = bad_records if bad_records is not None else [bad_record]
         self.key = key
         self.outputs: list[Output] = outputs if outputs is not None else []
-        super().__init__(describe(bad_record))
+        message = describe(bad_record)
+        if len(self.bad_records) > 1:
+            message += f" (and {len(self.bad_records) - 1} more bad records in this call)"
+        super().__init__(message)
 
     @property
     def record(self) -> Any:

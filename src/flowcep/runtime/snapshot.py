@@ -23,7 +23,7 @@ FORMAT_VERSION: Final = 1
 _PROTOCOL: Final = 5
 _HEADER: Final = len(MAGIC) + 2 + 32
 
-_ATOMS: Final = (int, str, bytes, bool, type(None))
+_ATOMS: Final = frozenset((int, str, bytes, bool, type(None)))
 
 
 class SnapshotError(ValueError):
@@ -33,20 +33,31 @@ class SnapshotError(ValueError):
 # ---------------------------------------------------------------- canonical pickling
 
 
-def _atom_key(value: Any) -> Any:
-    """A type-aware value key for atoms and tuples of them, or None if not canonicalisable."""
-    kind = type(value)
-    if kind in _ATOMS:
-        return (kind, value)
-    if kind is tuple:
-        keys = []
-        for item in value:
-            k = _atom_key(item)
-            if k is None:
+def _atom_key(value: tuple[Any, ...]) -> Any:
+    """A type-aware value key for a tuple of atoms (or of such tuples), or None if there is none.
+
+    ``(1,)`` and ``(True,)`` are equal tuples but pickle differently, hence the types in the key.
+    """
+    types_ = tuple(map(type, value))
+    for kind in types_:
+        if kind not in _ATOMS:
+            if kind is not tuple:
                 return None
-            keys.append(k)
-        return (tuple, tuple(keys))
-    return None
+            # nested tuples: key each item
+            parts = []
+            for item in value:
+                item_kind = type(item)
+                if item_kind is tuple:
+                    k = _atom_key(item)
+                    if k is None:
+                        return None
+                elif item_kind in _ATOMS:
+                    k = (item_kind, item)
+                else:
+                    return None
+                parts.append(k)
+            return (tuple, tuple(parts))
+    return (value, types_)
 
 
 class _CanonicalPickler(pickle.Pickler):

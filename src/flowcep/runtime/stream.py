@@ -280,17 +280,15 @@ class ResultStream(Iterator[Any]):
                     return True
             outputs = self.operator.flush()
         except BadRecordError as exc:
-            self._finish()
+            self._finished = True
             self._error = exc
             self._dispatch(exc.outputs)
+            call_close(self._function)
             return True
-        self._finish()
-        self._dispatch(outputs)
-        return True
-
-    def _finish(self) -> None:
         self._finished = True
+        self._dispatch(outputs)
         call_close(self._function)
+        return True
 
     def _dispatch(self, outputs: list[Output]) -> None:
         for o in outputs:
