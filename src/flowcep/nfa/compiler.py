@@ -481,34 +481,6 @@ class _Compiler:
         return self._strategy_ignore(pattern, strategy)
 
 
-def _check_no_epsilon_cycle(states: list[State]) -> None:
-    """Reject patterns whose PROCEED edges form a cycle.
-
-    Flink compiles them and then recurses without end at run time (a looping
-    group whose every step is optional); flowcep refuses them up front.
-    """
-    by_name = {s.name: s for s in states}
-    color: dict[int, int] = {}
-
-    def visit(state: State) -> bool:
-        color[id(state)] = 1
-        for t in state.transitions:
-            if t.action is PROCEED:
-                target = t.target
-                mark = color.get(id(target), 0)
-                if mark == 1 or (mark == 0 and visit(target)):
-                    return True
-        color[id(state)] = 2
-        return False
-
-    for state in by_name.values():
-        if color.get(id(state), 0) == 0 and visit(state):
-            raise MalformedPatternException(
-                "The pattern can loop without taking any event: a looping group must contain a step "
-                "that is not optional."
-            )
-
-
 class NFACompiler:
     """``NFACompiler.compile(pattern, timeout_handling=False) -> NFA``."""
 
@@ -517,7 +489,6 @@ class NFACompiler:
         """The states, the global window (0 = none) and the per-state windows."""
         compiler = _Compiler(pattern)
         compiler.compile()
-        _check_no_epsilon_cycle(compiler.states)
         return compiler.states, compiler.get_window_time(), compiler.window_times
 
     @staticmethod

@@ -17,7 +17,7 @@ from flowcep.nfa.conditions import compile_condition, is_iterative
 from flowcep.nfa.dewey import DeweyNumber
 from flowcep.nfa.heap import JavaPriorityQueue
 from flowcep.nfa.state import IGNORE, PROCEED, TAKE, State, StateType
-from flowcep.pattern.exceptions import ConditionError
+from flowcep.pattern.exceptions import ConditionError, FlinkRuntimeException
 from flowcep.sharedbuffer.sharedbuffer import EventId, NodeId, SharedBuffer
 
 Match = dict[str, list[Any]]
@@ -150,6 +150,9 @@ class NFA:
         # whether a decision from a state can evaluate an iterative condition (through PROCEED edges)
         self._needs_context: dict[str, bool] = {name: self._reaches_iterative(name) for name in self.states}
         self._start_names = [s.name for s in self.states.values() if s.is_start]
+        # A looping group whose steps can all be skipped has a cycle of PROCEED edges; when its
+        # conditions hold, Flink's depth-first search never ends.  flowcep stops and says so.
+        self._proceed_budget = 1000 * (len(self.states) + 1)
 
     def _reaches_iterative(self, name: str) -> bool:
         seen: set[str] = set()
@@ -290,8 +293,12 @@ class NFA:
         stack = [current]
         states = self.states
         current_name = current.name
+        budget = self._proceed_budget
         while stack:
             st = stack.pop()
+            budget -= 1
+            if budget < 0:
+                _raise_proceed_loop(current_name, event)
             for transition in st.transitions:
                 evaluator = transition[1]
                 if evaluator is not None:
@@ -428,8 +435,12 @@ class NFA:
     def _find_final_state_after_proceed(self, ctx: Any, state_name: str, event: Any) -> str | None:
         states = self.states
         stack = [states[state_name]]
+        budget = self._proceed_budget
         while stack:
             st = stack.pop()
+            budget -= 1
+            if budget < 0:
+                _raise_proceed_loop(state_name, event)
             for transition in st.transitions:
                 if transition[0] != _PROCEED:
                     continue
@@ -542,6 +553,13 @@ class NFA:
             if prune(run):
                 buffer.release_node(run.previous_entry, run.version)
         runs.remove_if(prune)
+
+
+def _raise_proceed_loop(state_name: str, event: Any) -> None:
+    raise FlinkRuntimeException(
+        f"The pattern loops through PROCEED edges without taking an event (from state {state_name!r}, "
+        f"event {event!r}): a looping group needs a step that is not optional."
+    )
 
 
 def _increase(version: DeweyNumber, times: int) -> DeweyNumber:

@@ -1,0 +1,206 @@
+"""Throughput of flowcep.connectors.spark: events/s for 1k and 100k keys, batch and streaming.
+
+The workload is W1 of the benchmarks: ``a`` followed by ``b`` followed by ``c`` within 10 ms,
+every key getting one event per millisecond (names drawn from a, b, c, d). The same events also
+run through the pure-Python ``CepOperator`` in this process, side by side.
+
+    python benchmarks/bench_spark.py [--events 300000] [--keys 1000 100000] [--master local[2]]
+
+Prints a table, then one JSON line. Times include Spark's job (and query) start-up, as a user
+running one job would see them; the first configuration also pays the Python workers' start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from flowcep import Pattern
+
+
+def w1_pattern() -> Pattern:
+    return (
+        Pattern.begin("a")
+        .where(lambda e: e.name == "a")
+        .followed_by("b")
+        .where(lambda e: e.name == "b")
+        .followed_by("c")
+        .where(lambda e: e.name == "c")
+        .within(10)
+    )
+
+
+NAMES = "abcd"
+
+
+def name_of(i: int) -> str:
+    """The event name of event ``i``: a multiplicative hash, computed alike in Python and Spark."""
+    return NAMES[(i * 2654435761 % 4294967296) // 1024 % 4]
+
+
+def spark_events(spark: Any, n: int, keys: int) -> Any:
+    from pyspark.sql import functions as F
+
+    h = (F.col("id") * F.lit(2654435761) % F.lit(4294967296)) / F.lit(1024)
+    index = (F.floor(h) % 4 + 1).cast("int")
+    name = F.element_at(F.array(*[F.lit(c) for c in NAMES]), index)
+    return spark.range(n).select(
+        F.col("id"),
+        F.concat(F.lit("k"), (F.col("id") % keys).cast("string")).alias("key"),
+        name.alias("name"),
+        (F.col("id") / keys).cast("long").alias("ts"),
+    )
+
+
+def bench_batch(spark: Any, n: int, keys: int) -> tuple[float, int]:
+    from flowcep.connectors.spark import detect
+
+    df = spark_events(spark, n, keys).cache()
+    df.count()
+    started = time.perf_counter()
+    out = detect(df, w1_pattern(), key="key", timestamp="ts")
+    matches = out.where("kind = 'match'").count()
+    elapsed = time.perf_counter() - started
+    df.unpersist()
+    return elapsed, matches
+
+
+def bench_stream(spark: Any, n: int, keys: int, files: int, workdir: Path) -> tuple[float, int]:
+    from pyspark.sql import functions as F
+
+    from flowcep.connectors.spark import detect
+
+    src = workdir / f"src-{keys}"
+    src.mkdir()
+    df = spark_events(spark, n, keys)
+    # one file per time slice, written in time order, so that micro-batches follow event time
+    slice_ms = max(1, -(-n // keys) // files)
+    for i in range(files):
+        part = df.where(
+            (F.col("ts") >= i * slice_ms) & ((F.col("ts") < (i + 1) * slice_ms) | F.lit(i == files - 1))
+        )
+        tmp = workdir / f"tmp-{keys}-{i}"
+        part.coalesce(1).write.parquet(str(tmp))
+        (data,) = tmp.glob("part-*.parquet")
+        target = src / f"slice-{i:04d}.parquet"
+        data.rename(target)
+        os.utime(target, (1_000_000_000 + i, 1_000_000_000 + i))  # the file source orders by mtime
+    sink = workdir / f"sink-{keys}"
+    stream = spark.readStream.schema(df.schema).option("maxFilesPerTrigger", 1).parquet(str(src))
+    out = detect(stream, w1_pattern(), key="key", timestamp="ts")
+    started = time.perf_counter()
+    q = (
+        out.where("kind = 'match'")
+        .writeStream.format("parquet")
+        .option("path", str(sink))
+        .option("checkpointLocation", str(workdir / f"ck-{keys}"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    q.awaitTermination()
+    elapsed = time.perf_counter() - started
+    for p in q.recentProgress:
+        d = p["durationMs"]
+        print(
+            f"    batch {p['batchId']}: {p['numInputRows']} rows, {d.get('triggerExecution', 0)} ms "
+            f"(addBatch {d.get('addBatch', 0)} ms)",
+            file=sys.stderr,
+        )
+    matches = spark.read.parquet(str(sink)).count()
+    return elapsed, matches
+
+
+def bench_pure(n: int, keys: int) -> tuple[float, int]:
+    """The embedded runtime on the same events (rows as plain tuples with attribute access)."""
+    import collections
+
+    from flowcep.runtime import CepOperator
+
+    Ev = collections.namedtuple("Ev", "id key name ts")
+    events = [Ev(i, f"k{i % keys}", name_of(i), i // keys) for i in range(n)]
+    op = CepOperator(w1_pattern(), key_by=lambda e: e.key, timestamp=lambda e: e.ts)
+    started = time.perf_counter()
+    matches = 0
+    for e in events:
+        for o in op.process_element(e):
+            matches += o.kind == "match"
+    matches += sum(o.kind == "match" for o in op.flush())
+    return time.perf_counter() - started, matches
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--events", type=int, default=300_000)
+    parser.add_argument("--keys", type=int, nargs="+", default=[1_000, 100_000])
+    parser.add_argument("--files", type=int, default=5, help="micro-batches of the streaming run")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--no-pure", action="store_true", help="skip the pure-Python comparison")
+    args = parser.parse_args(argv)
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    from flowcep.connectors.spark import ROCKSDB_PROVIDER
+
+    spark = (
+        SparkSession.builder.master(args.master)
+        .appName("flowcep-bench")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
+        .config("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled", "true")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    bench_batch(spark, 2_000, 10)  # start the Python workers once, outside the measurements
+    workdir = Path(tempfile.mkdtemp(prefix="flowcep-bench-"))
+    results: list[dict[str, Any]] = []
+    try:
+        for keys in args.keys:
+            runs = [("spark batch", lambda k=keys: bench_batch(spark, args.events, k))]
+            runs.append(
+                ("spark streaming", lambda k=keys: bench_stream(spark, args.events, k, args.files, workdir))
+            )
+            if not args.no_pure:
+                runs.append(("pure python", lambda k=keys: bench_pure(args.events, k)))
+            for mode, run in runs:
+                elapsed, matches = run()
+                results.append(
+                    {
+                        "mode": mode,
+                        "keys": keys,
+                        "events": args.events,
+                        "seconds": round(elapsed, 3),
+                        "events_per_s": round(args.events / elapsed),
+                        "matches": matches,
+                    }
+                )
+                print(
+                    f"  {mode:<16} {keys:>7} keys  {args.events / elapsed:>10,.0f} events/s", file=sys.stderr
+                )
+    finally:
+        spark.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    print(f"\n{'mode':<16} {'keys':>8} {'events':>9} {'seconds':>8} {'events/s':>10} {'matches':>8}")
+    for r in results:
+        print(
+            f"{r['mode']:<16} {r['keys']:>8} {r['events']:>9} {r['seconds']:>8.2f} "
+            f"{r['events_per_s']:>10,} {r['matches']:>8}"
+        )
+    print(json.dumps({"benchmark": "spark", "master": args.master, "results": results}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,164 @@
+"""Run every workload on flowcep and on Flink CEP, side by side, and print a table.
+
+    python benchmarks/run.py                  # all workloads, default sizes, both engines
+    python benchmarks/run.py --only W1 --size 500000 --no-flink
+    python benchmarks/run.py --memory         # W1 peak memory at 1 M and 10 M events
+
+Both engines get the same events and the same pattern, in event time with
+parallelism 1; the match counts must agree.  Results also go to
+benchmarks/results/latest.json.  Timings are wall-clock on whatever machine
+runs this; tests never assert them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "src"))
+
+from workloads import WORKLOADS, Event, Workload  # noqa: E402
+
+from flowcep.runtime import CepOperator  # noqa: E402
+
+
+def run_flowcep(workload: Workload, events: list[Event], batch: bool = True) -> dict[str, Any]:
+    op = CepOperator(workload.pattern(), key_by=lambda e: e.key, timestamp=lambda e: e.ts)
+    start = time.perf_counter()
+    cpu = time.process_time()
+    if batch:
+        out = op.process_elements(events)
+    else:
+        out = []
+        for e in events:
+            out.extend(op.process_element(e))
+    out.extend(op.flush())
+    seconds = time.perf_counter() - start
+    cpu = time.process_time() - cpu
+    matches = sum(1 for o in out if o.kind == "match")
+    return {
+        "events": len(events),
+        "matches": matches,
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "events_per_s": len(events) / seconds if seconds else float("inf"),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def run_flink(workload: Workload, events: list[Event]) -> dict[str, Any] | None:
+    try:
+        sys.path.insert(0, str(HERE))
+        from flink_bench import run_flink as flink  # written beside the oracle
+    except ImportError as exc:
+        print(f"  Flink side unavailable: {exc}", file=sys.stderr)
+        return None
+    spec = {"name": workload.name, "calls": workload.calls, "skip": workload.skip}
+    result: dict[str, Any] = flink(spec, [e.to_json() for e in events])
+    return result
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:,.0f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="*", help="workload names (default: all)")
+    parser.add_argument("--size", type=int, help="events per workload (default: each workload's own)")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply the default sizes")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--no-flink", action="store_true", help="skip the Flink side")
+    parser.add_argument("--per-event", action="store_true", help="feed events one call at a time")
+    parser.add_argument("--memory", action="store_true", help="W1 peak memory at 1 M and 10 M events")
+    parser.add_argument("--out", default=str(HERE / "results" / "latest.json"))
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.child:
+        return _memory_child(int(args.child))
+    if args.memory:
+        return _memory()
+
+    names = args.only or list(WORKLOADS)
+    rows = []
+    for name in names:
+        workload = WORKLOADS[name]
+        size = args.size or int(workload.default_size * args.scale)
+        events = workload.events(size, args.seed)
+        print(f"{name}: {workload.description} ({size:,} events)", file=sys.stderr)
+        ours = run_flowcep(workload, events, batch=not args.per_event)
+        theirs = None if args.no_flink else run_flink(workload, events)
+        row = {"workload": name, "events": size, "flowcep": ours, "flink": theirs}
+        if theirs is not None:
+            row["matches_equal"] = theirs["matches"] == ours["matches"]
+            row["ratio"] = ours["events_per_s"] / theirs["events_per_s"] if theirs["events_per_s"] else None
+        rows.append(row)
+    header = f"{'workload':8} {'events':>9} {'matches':>9} {'flowcep ev/s':>13} {'Flink ev/s':>11} {'ratio':>6} {'equal':>5} {'peak MB':>8}"
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        ours = row["flowcep"]
+        theirs = row["flink"]
+        ratio = row.get("ratio")
+        print(
+            f"{row['workload']:8} {row['events']:>9,} {ours['matches']:>9,} {_fmt(ours['events_per_s']):>13} "
+            f"{_fmt(theirs['events_per_s'] if theirs else None):>11} {('n/a' if ratio is None else f'{ratio:.1f}x'):>6} "
+            f"{str(row.get('matches_equal', 'n/a')):>5} {ours['peak_rss_mb']:>8.0f}"
+        )
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(rows, indent=2))
+    print(f"results: {out}", file=sys.stderr)
+    unequal = [r["workload"] for r in rows if r.get("matches_equal") is False]
+    if unequal:
+        print(f"match counts differ on {unequal}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _memory_child(size: int) -> int:
+    """Stream ``size`` W1 events through the operator without keeping them; print peak RSS."""
+    import random
+
+    workload = WORKLOADS["W1"]
+    op = CepOperator(workload.pattern(), key_by=lambda e: e.key, timestamp=lambda e: e.ts)
+    rnd = random.Random(7)
+    matches = 0
+    chunk: list[Event] = []
+    for i in range(size):
+        chunk.append(Event(i, "k0", rnd.choice("abcd"), 0.0, 0, i))
+        if len(chunk) == 10_000:
+            matches += sum(1 for o in op.process_elements(chunk) if o.kind == "match")
+            chunk = []
+    matches += sum(1 for o in op.process_elements(chunk) if o.kind == "match")
+    matches += sum(1 for o in op.flush() if o.kind == "match")
+    stats = op.stats()
+    print(json.dumps({"events": size, "matches": matches, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "stats": stats}))
+    return 0
+
+
+def _memory() -> int:
+    results = []
+    for size in (1_000_000, 10_000_000):
+        proc = subprocess.run(
+            [sys.executable, __file__, "--child", str(size)], capture_output=True, text=True, check=True, env=os.environ
+        )
+        results.append(json.loads(proc.stdout))
+        print(f"W1 {size:>11,} events: peak RSS {results[-1]['peak_rss_mb']:.1f} MB", file=sys.stderr)
+    growth = results[1]["peak_rss_mb"] / results[0]["peak_rss_mb"] - 1
+    print(f"peak memory growth 1 M -> 10 M events: {growth:.1%} (target < 10 %)")
+    return 0 if growth < 0.10 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

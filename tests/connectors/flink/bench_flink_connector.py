@@ -1,0 +1,109 @@
+"""Throughput of the PyFlink connector against a no-op KeyedProcessFunction on the same stream.
+
+Not a test (never asserts times). Run in .venv-flink:
+
+    .venv-flink/bin/python tests/connectors/flink/bench_flink_connector.py [events] [keys]
+
+Each configuration runs the same bounded job twice, once ending in a no-op keyed process
+function and once in ``CEP.pattern(...).select(...)`` (followedBy a -> b -> c within 10 ms
+of each key's time, 1 event/ms, event time; with and without ``batch_timers``), at parallelism 1, and reports events/s of the whole job (job start
+included, measured separately on a 1,000-event run and also subtracted).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from typing import Any
+
+from flink_support import EVENT_TYPE, make_env  # noqa: I001 - needs PyFlink
+from pyflink.common import Duration, Types, WatermarkStrategy
+from pyflink.common.watermark_strategy import TimestampAssigner
+from pyflink.datastream.functions import KeyedProcessFunction
+
+from flowcep import Pattern
+from flowcep.connectors.flink import CEP
+
+
+class Ts(TimestampAssigner):
+    def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
+        return int(value[2])
+
+
+class NoOp(KeyedProcessFunction):
+    def process_element(self, value: Any, ctx: Any) -> Any:
+        return ()
+
+
+def is_a(e: Any) -> bool:
+    return bool(e[1] == "a")
+
+
+def is_b(e: Any) -> bool:
+    return bool(e[1] == "b")
+
+
+def is_c(e: Any) -> bool:
+    return bool(e[1] == "c")
+
+
+def pattern(keys: int) -> Pattern:
+    """a -> b -> c within 10 ms of each key's time (keys take turns: 10 ms per key's event)."""
+    return (
+        Pattern.begin("a")
+        .where(is_a)
+        .followed_by("b")
+        .where(is_b)
+        .followed_by("c")
+        .where(is_c)
+        .within(10 * keys)
+    )
+
+
+def events(n: int, keys: int) -> list[tuple[Any, ...]]:
+    rng = random.Random(1)
+    return [(f"k{i % keys}", rng.choice("abcx"), 1_000 + i, 0, 0.0) for i in range(n)]
+
+
+def run(kind: str, data: list[tuple[Any, ...]], config: dict[str, str], keys: int) -> tuple[float, int]:
+    env = make_env(config)
+    ds = env.from_collection(data, type_info=EVENT_TYPE).assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(5)).with_timestamp_assigner(Ts())
+    )
+    keyed = ds.key_by(lambda e: e[0], key_type=Types.STRING())
+    if kind == "noop":
+        out = keyed.process(NoOp(), output_type=Types.LONG())
+    else:
+        stream = CEP.pattern(keyed, pattern(keys), batch_timers=kind == "cep-batch")
+        out = stream.select(lambda m: m["a"][0][2], output_type=Types.LONG())
+    start = time.perf_counter()
+    with out.execute_and_collect() as results:
+        count = sum(1 for _ in results)
+    return time.perf_counter() - start, count
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    keys = int(sys.argv[2]) if len(sys.argv) > 2 else 10
+    configs = {
+        "defaults": {},
+        "tuned": {"python.state.cache-size": "20000", "python.fn-execution.bundle.size": "100000"},
+    }
+    data = events(n, keys)
+    small = events(1_000, keys)
+    run("noop", small, {}, keys)  # warm up the JVM
+    print(f"{n} events, {keys} keys, parallelism 1")
+    for name, config in configs.items():
+        for kind in ("noop", "cep", "cep-batch"):
+            base, _ = run(kind, small, config, keys)
+            took, count = run(kind, data, config, keys)
+            net = max(took - base, 1e-9)
+            print(
+                f"{name:9s} {kind:9s} {took:6.1f} s  {n / took:8.0f} ev/s whole job"
+                f"  {(n - 1000) / net:8.0f} ev/s net of a 1k-event job ({base:.1f} s)  outputs={count}"
+            )
+
+
+if __name__ == "__main__":
+    main()
