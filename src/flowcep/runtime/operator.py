@@ -540,6 +540,10 @@ class CepOperator:
             if done:
                 del times[:done]
             ks.state.new_start_partial_match = False
+            # timers registered during this firing at or before the watermark fire at once in
+            # Flink, only to advance time to the watermark again, which changes nothing
+            if timers and timers[0] <= watermark:
+                del timers[: bisect_right(timers, watermark)]
             self._settle(ks, deadline)
 
     def _advance(self, ks: _KeyState, timestamp: int, out: list[Output]) -> Any:
