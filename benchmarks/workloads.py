@@ -200,7 +200,7 @@ WORKLOADS: dict[str, Workload] = {
                 ["where", "volume_drop"],
                 ["within", 3_600_000, "FIRST_AND_LAST"],
             ],
-            default_size=20_000,
+            default_size=2_000,
         ),
         Workload(
             "W3",
