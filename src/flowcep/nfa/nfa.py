@@ -237,6 +237,10 @@ class NFA:
             else:
                 planned.append((run, decision))
         # Phase 2: apply.
+        if all(decision is None for _, decision in planned):
+            # every run survives unchanged: the queue would be rebuilt identical (re-adding a
+            # valid heap in array order keeps its layout)
+            return []
         new_partial = JavaPriorityQueue()
         potential = JavaPriorityQueue()
         for run, planned_decision in planned:

@@ -77,7 +77,8 @@ class SharedBuffer:
             return
         node[0] += 1
         for edge in node[1]:
-            if is_compatible(version, edge[_VERSION]):
+            edge_version = edge[_VERSION]
+            if version == edge_version or is_compatible(version, edge_version):
                 edge[_COUNT] += 1
 
     def release_node(self, node_id: NodeId | None, version: DeweyNumber) -> None:
@@ -93,7 +94,8 @@ class SharedBuffer:
                 continue
             kept = []
             for edge in node[1]:
-                if is_compatible(current_version, edge[_VERSION]):
+                edge_version = edge[_VERSION]
+                if current_version == edge_version or is_compatible(current_version, edge_version):
                     edge[_COUNT] -= 1
                     if edge[_COUNT] <= 0:
                         if edge[_TARGET] is not None:
