@@ -39,7 +39,6 @@ KNOWN_DEVIATIONS: list[tuple[str, Any]] = [
 # being checked. Each must be fixed and removed from here (docs/semantics.md 10.3).
 OPEN_DIVERGENCES: dict[str, str] = {
     "s20261123-8": "explosive allow_combinations case: flowcep needs > 60 s (Flink < 1 s)",
-    "s20261123-432": "a timed-out partial match with two events at one timestamp under skip_to_last is missing",
 }
 
 

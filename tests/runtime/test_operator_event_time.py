@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flowcep.pattern import Pattern
+from flowcep.pattern import Pattern, WithinType
 from flowcep.runtime import LONG_MAX, Output
 
 from .support import Ev, a_not_followed_by_b, ab_within, abc_within, brief, events, is_, operator, run
@@ -175,6 +175,21 @@ def test_the_timeout_timestamp_is_start_plus_window_not_the_watermark() -> None:
     op = operator(ab_within(10), out_of_orderness=None)
     op.process_element(Ev("a", 1))
     assert brief(op.process_watermark(500)) == [("timeout", "k", "a1", 11)]
+
+
+def test_a_firing_ends_by_advancing_to_the_watermark_even_at_its_last_timestamp() -> None:
+    # Flink (oracle case s20261123-432): the run that skips the optional p1 on a8 waits in p3
+    # with previous timestamp 1, so it is due at 2 = the watermark and the last element's time
+    pattern = (
+        Pattern.begin("p0").followed_by("p1").optional()
+        .followed_by("p3").where(is_("b")).within(1, WithinType.PREVIOUS_AND_CURRENT)
+    )
+    op = operator(pattern, out_of_orderness=None)
+    op.process_element(Ev("a", 1))
+    op.process_element(Ev("a", 2))
+    assert brief(op.process_watermark(2)) == [("timeout", "k", "a1", 2)]
+    # the run that took a2 as p1 is due at 3, but Flink has no timer for it: it stays
+    assert brief(op.process_watermark(LONG_MAX)) == []
 
 
 def test_a_match_spanning_exactly_the_window_is_not_a_match() -> None:

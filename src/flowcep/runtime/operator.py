@@ -515,7 +515,6 @@ class CepOperator:
         if timers and timers[0] <= watermark:
             del timers[: bisect_right(timers, watermark)]
         done = 0
-        last = None
         deadline: Any = _UNKNOWN
         try:
             while done < n:
@@ -527,10 +526,9 @@ class CepOperator:
                 self._feed(ks, elements, t, out)
                 del queue[t]
                 done += 1
-                last = t
-            if last != watermark:
-                # (after processing time t no run can be due at t: runs started at t end later)
-                deadline = self._advance(ks, watermark, out)
+            # also when the last buffered timestamp is the watermark: a run that left a proceed
+            # edge by ignoring the event keeps its older previous timestamp and may be due now
+            deadline = self._advance(ks, watermark, out)
         except BaseException:
             if done < n and not queue.get(times[done]):
                 queue.pop(times[done], None)
