@@ -607,6 +607,8 @@ public class FlinkCepOracle {
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
         conf.setString("taskmanager.memory.network.min", "128mb");
         conf.setString("taskmanager.memory.network.max", "128mb");
+        // any free port: several oracles (tests, benchmarks) may run at once
+        conf.setString("rest.bind-port", "0");
         return conf;
     }
 
