@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import pickle
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from flowcep import AfterMatchSkipStrategy, MalformedPatternException, Pattern
 from flowcep.nfa import NFACompiler
 from flowcep.sharedbuffer import SharedBuffer
+from flowcep.sharedbuffer import sharedbuffer as sharedbuffer_module
 
 from .helpers import FINAL_TS, Event, Result, feed, finish, flat_ids, named
 
@@ -219,3 +221,18 @@ def test_compiling_twice_gives_the_same_matcher(spec, evs):
 
 def test_final_ts_constant_is_far_beyond_any_test_timestamp():
     assert FINAL_TS > 10**15
+
+
+@SETTINGS
+@given(pattern_specs(), event_streams)
+def test_indexed_edges_give_the_results_of_scanned_edges(spec, evs):
+    # nodes switch from scanning their edge list to a version index past some edges; forcing
+    # either representation everywhere must not change a match, a timeout or the final buffer
+    pattern, nfa = compile_or_reject(spec)
+    runs = {}
+    for threshold in (1, 10**9):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(sharedbuffer_module, "_INDEX_FROM", threshold)
+            r = run_whole(nfa, evs)
+            runs[threshold] = (outcome(r), [x.match for x in r.emitted], r.buffer.is_empty())
+    assert runs[1] == runs[10**9]

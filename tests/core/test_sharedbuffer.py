@@ -1,8 +1,12 @@
 """The versioned shared buffer (Flink's SharedBufferTest; seeds 001 and 003: the stock example
 R1, R2, R3 built into one buffer, extracted by version, released until the buffer is empty)."""
 
-from flowcep.nfa.dewey import add_stage, dewey
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flowcep.nfa.dewey import add_stage, dewey, is_compatible
 from flowcep.sharedbuffer import SharedBuffer
+from flowcep.sharedbuffer.sharedbuffer import _EdgeIndex
 
 from .helpers import Event
 
@@ -160,4 +164,40 @@ def test_a_locked_branch_survives_the_release_of_a_sibling():
     (m,) = buf.extract_patterns(b2, dewey(1, 1))
     assert buf.materialize_match(m) == {"a": [Event("a")], "c": [Event("c")]}
     buf.release_node(b2, dewey(1, 1))
+    assert buf.is_empty()
+
+
+versions = st.lists(st.integers(0, 2), min_size=1, max_size=4).map(tuple)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(versions, min_size=1, max_size=40), versions)
+def test_a_node_with_many_edges_finds_exactly_the_compatible_ones(edge_versions, version):
+    # past some edges a node indexes them by version; the index must find what a scan would
+    index = _EdgeIndex([[None, v, 0] for v in edge_versions])
+    found = [edge[1] for edge in index.compatible(version)]
+    assert sorted(found) == sorted(v for v in edge_versions if is_compatible(version, v))
+
+
+def test_a_node_with_many_edges_extracts_locks_and_releases_as_with_few():
+    # one event, 20 runs with sibling and descendant versions put edges on its node
+    buf = SharedBuffer()
+    first = buf.register_event("e1", 1)
+    second = buf.register_event("e2", 2)
+    a = buf.put("a", first, None, dewey(1))
+    heads = []
+    for i in range(20):
+        version = dewey(1, 0, i) if i % 2 else dewey(1, i)
+        buf.lock_node(buf.put("b", second, a, version), version)
+        heads.append(version)
+    buf.release_event(first)
+    buf.release_event(second)
+    node = buf.entries[(second, "b")]
+    assert type(node[1]) is _EdgeIndex
+    # 1.0.3 is compatible with its prefix 1.0 and with 1.0.1 and 1.0.3 (same length, last digit
+    # not greater); 1.4 with 1.0, 1.2 and 1.4
+    assert buf.extract_patterns((second, "b"), dewey(1, 0, 3)) == [{"a": [first], "b": [second]}] * 3
+    assert buf.extract_patterns((second, "b"), dewey(1, 4)) == [{"a": [first], "b": [second]}] * 3
+    for version in heads:
+        buf.release_node((second, "b"), version)
     assert buf.is_empty()

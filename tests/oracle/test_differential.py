@@ -37,9 +37,7 @@ KNOWN_DEVIATIONS: list[tuple[str, Any]] = [
 
 # Divergences found and NOT fixed yet: flowcep bugs, listed so that every other case keeps
 # being checked. Each must be fixed and removed from here (docs/semantics.md 10.3).
-OPEN_DIVERGENCES: dict[str, str] = {
-    "s20261123-8": "explosive allow_combinations case: flowcep needs > 60 s (Flink < 1 s)",
-}
+OPEN_DIVERGENCES: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,78 @@ from flowcep.nfa.dewey import DeweyNumber, is_compatible
 EventId = tuple[int, int]  # (timestamp, arrival counter within the timestamp)
 NodeId = tuple[EventId, str]  # (event, page = original pattern name)
 
-# Edge layout: [target NodeId | None, version, refcount]; node layout: [refcount, edges].
-_TARGET, _VERSION, _COUNT = 0, 1, 2
+# Edge layout: [target NodeId | None, version, refcount (, seq once indexed)];
+# node layout: [refcount, edges], edges a list or, past _INDEX_FROM edges, an _EdgeIndex.
+_TARGET, _VERSION, _COUNT, _SEQ = 0, 1, 2, 3
+_INDEX_FROM = 16
+
+
+class _EdgeIndex:
+    """The edges of a node with many edges, bucketed by their version's parent.
+
+    Runs that branch a lot put hundreds of edges on one node; scanning them all on every
+    lock, release and extraction made such patterns quadratic.  A version ``v`` is
+    compatible with an edge version ``e`` exactly when ``e[:-1] == v[:j]`` for ``j =
+    len(e) - 1 < len(v)`` and ``e[-1] == v[j]`` (``e`` a proper prefix) or ``e[-1] <= v[j]``
+    (``j`` the last position): so only ``len(v)`` buckets can hold compatible edges.
+    """
+
+    __slots__ = ("buckets", "size", "seq")
+
+    def __init__(self, edges: list[list[Any]]) -> None:
+        self.buckets: dict[DeweyNumber, list[list[Any]]] = {}
+        self.size = 0
+        self.seq = 0  # creation order, so that extraction follows it as with a list
+        for edge in edges:
+            self.add(edge)
+
+    def add(self, edge: list[Any]) -> None:
+        edge.append(self.seq)
+        self.seq += 1
+        self.size += 1
+        parent = edge[_VERSION][:-1]
+        bucket = self.buckets.get(parent)
+        if bucket is None:
+            self.buckets[parent] = [edge]
+        else:
+            bucket.append(edge)
+
+    def compatible(self, version: DeweyNumber) -> list[list[Any]]:
+        """The edges whose version ``version`` is compatible with, in bucket order."""
+        found: list[list[Any]] = []
+        buckets = self.buckets
+        last = len(version) - 1
+        for j in range(last + 1):
+            bucket = buckets.get(version[:j])
+            if bucket is None:
+                continue
+            digit = version[j]
+            if j < last:
+                found.extend(edge for edge in bucket if edge[_VERSION][-1] == digit)
+            else:
+                found.extend(edge for edge in bucket if edge[_VERSION][-1] <= digit)
+        return found
+
+    def remove(self, edge: list[Any]) -> None:
+        parent = edge[_VERSION][:-1]
+        bucket = self.buckets[parent]
+        for i, candidate in enumerate(bucket):
+            if candidate is edge:
+                del bucket[i]
+                break
+        if not bucket:
+            del self.buckets[parent]
+        self.size -= 1
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.buckets, self.size, self.seq)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.buckets, self.size, self.seq = state
+
+
+def _by_seq(edge: list[Any]) -> int:
+    return edge[_SEQ]  # type: ignore[no-any-return]
 
 
 class SharedBuffer:
@@ -66,7 +136,13 @@ class SharedBuffer:
             node = [0, []]
             self.entries[node_id] = node
             self.lock_event(event_id)
-        node[1].append([previous, version, 0])
+        edges = node[1]
+        if type(edges) is list:
+            edges.append([previous, version, 0])
+            if len(edges) >= _INDEX_FROM:
+                node[1] = _EdgeIndex(edges)
+        else:
+            edges.add([previous, version, 0])
         return node_id
 
     def lock_node(self, node_id: NodeId | None, version: DeweyNumber) -> None:
@@ -76,7 +152,12 @@ class SharedBuffer:
         if node is None:
             return
         node[0] += 1
-        for edge in node[1]:
+        edges = node[1]
+        if type(edges) is not list:
+            for edge in edges.compatible(version):
+                edge[_COUNT] += 1
+            return
+        for edge in edges:
             edge_version = edge[_VERSION]
             if version == edge_version or is_compatible(version, edge_version):
                 edge[_COUNT] += 1
@@ -92,17 +173,26 @@ class SharedBuffer:
             node = entries.get(current)
             if node is None:
                 continue
-            kept = []
-            for edge in node[1]:
-                edge_version = edge[_VERSION]
-                if current_version == edge_version or is_compatible(current_version, edge_version):
+            edges = node[1]
+            if type(edges) is list:
+                kept = []
+                for edge in edges:
+                    edge_version = edge[_VERSION]
+                    if current_version == edge_version or is_compatible(current_version, edge_version):
+                        edge[_COUNT] -= 1
+                        if edge[_COUNT] <= 0:
+                            if edge[_TARGET] is not None:
+                                stack.append((edge[_TARGET], edge_version))
+                            continue
+                    kept.append(edge)
+                node[1] = kept
+            else:
+                for edge in edges.compatible(current_version):
                     edge[_COUNT] -= 1
                     if edge[_COUNT] <= 0:
+                        edges.remove(edge)
                         if edge[_TARGET] is not None:
                             stack.append((edge[_TARGET], edge[_VERSION]))
-                        continue
-                kept.append(edge)
-            node[1] = kept
             node[0] -= 1
             if node[0] <= 0:
                 del entries[current]
@@ -135,7 +225,10 @@ class SharedBuffer:
                 continue
             path.append(current)
             first = True
-            for edge in entries[current][1]:
+            edges = entries[current][1]
+            if type(edges) is not list:
+                edges = sorted(edges.compatible(current_version), key=_by_seq)
+            for edge in edges:
                 edge_version = edge[_VERSION]
                 if is_compatible(current_version, edge_version):
                     if first:
