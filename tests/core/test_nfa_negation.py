@@ -3,7 +3,7 @@
 
 from flowcep import Pattern
 
-from .helpers import named, run, run_full
+from .helpers import id_dict, named, run, run_full
 
 # --- not_next ---------------------------------------------------------------------------------
 
@@ -220,3 +220,23 @@ def test_not_followed_by_before_an_optional_times_with_window():
     )
     assert run(p, "a1@1 n2@2 b3@3 b4@4") == [[1]]
     assert run(p, "a1@1 b2@2 n3@3 b4@4") == [[1], [1, 2], [1, 2, 4]]
+
+
+def test_not_followed_by_before_an_optional_step_kills_the_run_that_skipped_it():
+    # Flink (oracle case s31-411): a1 skips the optional s and waits for b's: c3 kills it. The
+    # run that took a2 as s escaped the negation. Its state is a copy without the stop edge,
+    # with a name of its own (b:1:0): sharing the original's name would bring the stop back
+    # to one run and take it from the other.
+    p = (
+        Pattern.begin("a")
+        .not_followed_by("n").where(named("c"))
+        .followed_by("s").optional()
+        .followed_by("b").where(named("b")).times(3)
+        .within(12)
+    )
+    r = run_full(p, "a1@3 a2@5 c3@8")
+    assert r.emitted == []
+    assert sorted(((id_dict(m), ts) for m, ts in r.timed_out), key=lambda x: x[1]) == [
+        ({"a": [1], "s": [2]}, 15),
+        ({"a": [3]}, 20),
+    ]

@@ -34,23 +34,31 @@ def original_name(internal_name: str) -> str:
 
 
 class _NameHandler:
-    """Unique internal state names: ``b``, then ``b:1``, ``b:2``..."""
+    """Unique internal state names as Flink's ``NFAStateNameHandler``: ``b``, ``b:0``, ``b:1``...
+
+    A copy of state ``b:1`` (see ``_copy_without_transitive_nots``) becomes ``b:1:0``: names
+    never collide, since runs find their state by name.
+    """
 
     def __init__(self) -> None:
-        self.used: dict[str, int] = {}
+        self.used: set[str] = set()
 
     def check_unique(self, name: str) -> None:
         if name in self.used:
             raise MalformedPatternException(f"Duplicate pattern name: {name}. Names must be unique.")
-        self.used[name] = 0
+        self.used.add(name)
 
     def clear(self) -> None:
         self.used.clear()
 
     def unique_internal_name(self, base: str) -> str:
-        counter = self.used.get(base, 0)
-        self.used[base] = counter + 1
-        return base if counter == 0 else f"{base}{STATE_NAME_DELIM}{counter}"
+        candidate = base
+        counter = 0
+        while candidate in self.used:
+            candidate = f"{base}{STATE_NAME_DELIM}{counter}"
+            counter += 1
+        self.used.add(candidate)
+        return candidate
 
 
 def _window(pattern: Pattern, within_type: WithinType) -> int | None:

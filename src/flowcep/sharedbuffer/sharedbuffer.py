@@ -33,10 +33,13 @@ class _EdgeIndex:
     (``j`` the last position): so only ``len(v)`` buckets can hold compatible edges.
     """
 
-    __slots__ = ("buckets", "size", "seq")
+    __slots__ = ("buckets", "lengths", "size", "seq")
 
     def __init__(self, edges: list[list[Any]]) -> None:
         self.buckets: dict[DeweyNumber, list[list[Any]]] = {}
+        # parent lengths present -> number of buckets: versions grow a digit per loop take, so
+        # probing every prefix of a long version would cost more than the scan it replaces
+        self.lengths: dict[int, int] = {}
         self.size = 0
         self.seq = 0  # creation order, so that extraction follows it as with a list
         for edge in edges:
@@ -50,6 +53,8 @@ class _EdgeIndex:
         bucket = self.buckets.get(parent)
         if bucket is None:
             self.buckets[parent] = [edge]
+            n = len(parent)
+            self.lengths[n] = self.lengths.get(n, 0) + 1
         else:
             bucket.append(edge)
 
@@ -58,7 +63,9 @@ class _EdgeIndex:
         found: list[list[Any]] = []
         buckets = self.buckets
         last = len(version) - 1
-        for j in range(last + 1):
+        for j in self.lengths:
+            if j > last:
+                continue
             bucket = buckets.get(version[:j])
             if bucket is None:
                 continue
@@ -78,13 +85,19 @@ class _EdgeIndex:
                 break
         if not bucket:
             del self.buckets[parent]
+            n = len(parent)
+            left = self.lengths[n] - 1
+            if left:
+                self.lengths[n] = left
+            else:
+                del self.lengths[n]
         self.size -= 1
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.buckets, self.size, self.seq)
+        return (self.buckets, self.lengths, self.size, self.seq)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.buckets, self.size, self.seq = state
+        self.buckets, self.lengths, self.size, self.seq = state
 
 
 def _by_seq(edge: list[Any]) -> int:
@@ -226,17 +239,23 @@ class SharedBuffer:
             path.append(current)
             first = True
             edges = entries[current][1]
-            if type(edges) is not list:
-                edges = sorted(edges.compatible(current_version), key=_by_seq)
+            if type(edges) is list:
+                edges = [
+                    edge
+                    for edge in edges
+                    if edge[_VERSION] == current_version or is_compatible(current_version, edge[_VERSION])
+                ]
+            else:
+                edges = edges.compatible(current_version)
+                if len(edges) > 1:
+                    edges.sort(key=_by_seq)
             for edge in edges:
-                edge_version = edge[_VERSION]
-                if is_compatible(current_version, edge_version):
-                    if first:
-                        new_path = path
-                        first = False
-                    else:
-                        new_path = path.copy()
-                    stack.append((edge[_TARGET], edge_version, new_path))
+                if first:
+                    new_path = path
+                    first = False
+                else:
+                    new_path = path.copy()
+                stack.append((edge[_TARGET], edge[_VERSION], new_path))
         return result
 
     def materialize_match(self, match: dict[str, list[EventId]]) -> dict[str, list[Any]]:
