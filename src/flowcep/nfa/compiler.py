@@ -416,10 +416,11 @@ class _Compiler:
         return self.current_group is not None and pattern.previous is None
 
     def _is_head_of_optional_group(self, pattern: Pattern) -> bool:
+        # only the group's first repetition: later ones ignore back into themselves (Flink)
         if not self._head_of_group(pattern):
             return False
         assert self.current_group is not None
-        return _is(self.current_group, _OPTIONAL)
+        return self._is_current_group_first_of_loop() and _is(self.current_group, _OPTIONAL)
 
     def _is_optional(self) -> bool:
         return _is(self.current, _OPTIONAL)
