@@ -150,6 +150,8 @@ class NFA:
         # whether a decision from a state can evaluate an iterative condition (through PROCEED edges)
         self._needs_context: dict[str, bool] = {name: self._reaches_iterative(name) for name in self.states}
         self._start_names = [s.name for s in self.states.values() if s.is_start]
+        # starts_nothing() can judge an event without a run only if no start decision reads one
+        self._simple_start = not any(self._needs_context[name] for name in self._start_names)
         # A looping group whose steps can all be skipped has a cycle of PROCEED edges; when its
         # conditions hold, Flink's depth-first search never ends.  flowcep stops and says so.
         self._proceed_budget = 1000 * (len(self.states) + 1)
@@ -191,6 +193,26 @@ class NFA:
                 if deadline is None or t < deadline:
                     deadline = t
         return deadline
+
+    def starts_nothing(self, event: Any) -> bool:
+        """Whether ``event`` leaves a key that holds only its start runs exactly as it is.
+
+        True when the start states' decisions are simple (they cannot read a partial match)
+        and no edge holds: no run starts and no start run changes its version, so processing
+        the event would change nothing (seed 000's pre-filter). A condition that raises gives
+        False: the event then takes the normal path and the error surfaces there.
+        """
+        if not self._simple_start:
+            return False
+        handle = _EventHandle(event, 0)
+        states = self.states
+        try:
+            for name in self._start_names:
+                if self._decide(None, None, handle, states[name], None)[0]:  # type: ignore[arg-type]
+                    return False
+        except Exception:
+            return False
+        return True
 
     # -- process ------------------------------------------------------------
     def process(

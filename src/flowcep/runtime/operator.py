@@ -154,6 +154,7 @@ class CepOperator:
         self._sort_key: Callable[[Any], Any] | None = _comparator_key(comparator)
         self._clock: Callable[[], int] = clock if clock is not None else wall_clock_millis
         self._raise = on_error == "raise"
+        self._starts_nothing = self.nfa.starts_nothing
         self._reset()
 
     def _reset(self) -> None:
@@ -247,22 +248,23 @@ class CepOperator:
             out.append(Output(LATE, key, event, ts))
         else:
             ks = self._keys.get(key)
-            if ks is None:
+            if ks is None and not self._inert(event, ts):
                 ks = self._new_key(key)
-            queue = ks.queue
-            elements = queue.get(ts)
-            if elements is None:
-                queue[ts] = [event]
-                times = ks.times
-                if not times or ts > times[-1]:
-                    times.append(ts)
+            if ks is not None:
+                queue = ks.queue
+                elements = queue.get(ts)
+                if elements is None:
+                    queue[ts] = [event]
+                    times = ks.times
+                    if not times or ts > times[-1]:
+                        times.append(ts)
+                    else:
+                        insort(times, ts)
+                    entry = ks.entry
+                    if entry is None or ts < entry[0]:
+                        self._push_entry(ks, ts)
                 else:
-                    insort(times, ts)
-                entry = ks.entry
-                if entry is None or ts < entry[0]:
-                    self._push_entry(ks, ts)
-            else:
-                elements.append(event)
+                    elements.append(event)
         # the generated watermark
         if ts > self._max_timestamp:
             self._max_timestamp = ts
@@ -272,6 +274,19 @@ class CepOperator:
                 if watermark > self._watermark:
                     self._advance_watermark(watermark, out)
         return out
+
+    def _inert(self, event: Any, ts: int) -> bool:
+        """Whether an element for a key without state can be dropped: it cannot start a match,
+        and no element of an earlier time can still come (it would be late) to start one that
+        this element could advance (with a comparator, not even one of the same time). Flink
+        would buffer it, fire its timer and process it without effect."""
+        if self._sort_key is not None:
+            return False
+        watermark = self._watermark
+        ooo = self._out_of_orderness
+        if ooo is not None and ts > self._max_timestamp and ts - ooo - 1 > watermark:
+            watermark = ts - ooo - 1  # the watermark this element generates
+        return ts <= watermark + 1 and self._starts_nothing(event)
 
     def process_elements(self, events: Iterable[Any]) -> list[Output]:
         """``process_element`` for each event (with ``on_error="raise"``, bad records are raised
