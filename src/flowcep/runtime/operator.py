@@ -98,7 +98,7 @@ def to_timestamp(value: Any) -> int:
 class _KeyState:
     """Everything the operator holds for one key."""
 
-    __slots__ = ("key", "seq", "state", "buffer", "times", "queue", "entry", "timers")
+    __slots__ = ("key", "seq", "state", "buffer", "times", "queue", "entry", "timers", "deadline")
 
     def __init__(self, key: Any, seq: int, state: Any, buffer: SharedBuffer) -> None:
         self.key = key
@@ -111,6 +111,8 @@ class _KeyState:
         # window timers, ascending: Flink 2.3 registers one at ts + window after an element at ts
         # (> 0) started a partial match; a key is only advanced when one of its timers fires
         self.timers: list[int] = []
+        # the NFA's next timeout (None: none), _UNKNOWN once runs changed since it was computed
+        self.deadline: Any = _UNKNOWN
 
 
 class CepOperator:
@@ -566,9 +568,13 @@ class CepOperator:
         """
         nfa = self.nfa
         state = ks.state
-        deadline = nfa.next_deadline(state)
-        if deadline is not None and deadline > timestamp:
+        deadline = ks.deadline
+        if deadline is _UNKNOWN:
+            deadline = ks.deadline = nfa.next_deadline(state)
+        if (deadline is None or deadline > timestamp) and not state.completed_matches:
+            ks.buffer.advance_time(timestamp)
             return deadline
+        ks.deadline = _UNKNOWN
         matches, timed_out = nfa.advance_time(ks.buffer, state, timestamp)
         if matches:
             key = ks.key
@@ -588,6 +594,7 @@ class CepOperator:
         A condition error makes a bad record. Any other exception propagates (as it fails a Flink
         job), after removing the elements it consumed, the failing one included, from ``elements``.
         """
+        ks.deadline = _UNKNOWN  # the runs change
         process = self.nfa.process
         window_time = self.nfa.window_time
         window_timers = window_time > 0 and not self.processing_time
