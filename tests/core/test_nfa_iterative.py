@@ -1,9 +1,15 @@
 """Iterative conditions (IterativeConditionsITCase) and events shared between steps and matches
 (SameElementITCase)."""
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from flowcep import Pattern
+from flowcep.nfa import nfa as nfa_module
 
 from .helpers import (
+    Event,
     dict_matches,
     events,
     fewer_than,
@@ -129,3 +135,50 @@ def test_followed_by_any_allow_combinations_is_exponential():
 def test_an_event_matching_two_consecutive_steps_is_taken_by_one_of_them_per_run():
     p = Pattern.begin("a").where(named("x")).one_or_more().followed_by("b").where(named("x"))
     assert dict_matches(p, "x1 x2") == [{"a": [1], "b": [2]}]
+
+
+# -- runs hand their partial match on (a cache for iterative conditions) -------------------------
+
+_SHAPES = {
+    "rising loop, then b": lambda: (
+        Pattern.begin("a").where(named("a")).one_or_more().where(price_above_avg_of("a"))
+        .followed_by("b").where(named("b")).where(price_above_last_of("a"))
+    ),
+    "counted loop after a": lambda: (
+        Pattern.begin("a").where(named("a"))
+        .followed_by_any("b").where(named("b")).times_or_more(1).allow_combinations().where(fewer_than("b", 3))
+        .followed_by("c").where(price_above_last_of("b"))
+    ),
+    "optional step read later": lambda: (
+        Pattern.begin("a").where(named("a")).optional()
+        .followed_by("b").where(named("b")).times(1, 3).where(price_above_avg_of("a"))
+        .next("c").where(price_above_avg_of("b")).within(12)
+    ),
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(sorted(_SHAPES)),
+    st.lists(st.tuples(st.sampled_from("abcx"), st.integers(1, 9), st.integers(0, 2)), max_size=14),
+)
+def test_a_cached_partial_match_is_what_the_buffer_gives(shape, raw):
+    # conditions must see what extracting the run's path from the shared buffer gives, for
+    # every run, including runs made by IGNORE or TAKE from a run whose match was cached
+    evs, ts = [], 0
+    for i, (name, price, gap) in enumerate(raw, start=1):
+        ts += gap
+        evs.append(Event(name, price=price, ts=ts, id=i))
+
+    def extracted_every_time(buffer, run):
+        if run.previous_entry is None:
+            return {}
+        paths = buffer.extract_patterns(run.previous_entry, run.version)
+        return buffer.materialize_match(paths[0]) if paths else {}
+
+    cached = run_full(_SHAPES[shape](), evs)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(nfa_module, "_current_match", extracted_every_time)
+        uncached = run_full(_SHAPES[shape](), evs)
+    assert [(x.at, x.match) for x in cached.emitted] == [(x.at, x.match) for x in uncached.emitted]
+    assert cached.timed_out == uncached.timed_out

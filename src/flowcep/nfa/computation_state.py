@@ -14,7 +14,16 @@ _NO_START = (2**63 - 1, 2**31 - 1)
 class ComputationState:
     """One partial match: where it is, its version, and what it took last."""
 
-    __slots__ = ("state", "previous_entry", "version", "start_timestamp", "previous_timestamp", "start_event_id", "order")
+    __slots__ = (
+        "state",
+        "previous_entry",
+        "version",
+        "start_timestamp",
+        "previous_timestamp",
+        "start_event_id",
+        "order",
+        "match",
+    )
 
     def __init__(
         self,
@@ -32,6 +41,10 @@ class ComputationState:
         self.previous_timestamp = previous_timestamp
         self.start_event_id = start_event_id
         self.order = _NO_START if start_event_id is None else start_event_id
+        # what iterative conditions see: the run's events by step, or how to build them from
+        # the run it came from ((parent match, page, event) after a TAKE); None: extract it
+        # from the shared buffer. A cache, not state: never pickled.
+        self.match: Any = None
 
     @classmethod
     def start(cls, state: str, version: DeweyNumber = (1,)) -> ComputationState:
@@ -72,6 +85,7 @@ class ComputationState:
             self.start_event_id,
         ) = state
         self.order = _NO_START if self.start_event_id is None else self.start_event_id
+        self.match = None
 
 
 class NFAState:

@@ -88,12 +88,28 @@ class ConditionContext:
 
 
 def _current_match(buffer: SharedBuffer, run: ComputationState) -> Match:
-    if run.previous_entry is None:
-        return {}
-    paths = buffer.extract_patterns(run.previous_entry, run.version)
-    if not paths:
-        return {}
-    return buffer.materialize_match(paths[0])
+    """The run's events by step (Flink's ``extractCurrentMatches``), cached on the run.
+
+    A run's partial match never changes, and a run made from another one by IGNORE has the
+    same partial match, by TAKE that one plus the event: the NFA hands these over (see
+    ``_compute_next_states``) so that conditions of long runs do not walk the buffer back to
+    the start on every event.
+    """
+    match = run.match
+    if type(match) is dict:
+        return match
+    if match is not None:
+        parent, page, event = match
+        match = dict(parent)
+        events = match.get(page)
+        match[page] = [event] if events is None else [*events, event]
+    elif run.previous_entry is None:
+        match = {}
+    else:
+        paths = buffer.extract_patterns(run.previous_entry, run.version)
+        match = buffer.materialize_match(paths[0]) if paths else {}
+    run.match = match
+    return match
 
 
 def _self_state(increase_ignores: int, takes: int) -> int:
@@ -152,6 +168,8 @@ class NFA:
         self._start_names = [s.name for s in self.states.values() if s.is_start]
         # starts_nothing() can judge an event without a run only if no start decision reads one
         self._simple_start = not any(self._needs_context[name] for name in self._start_names)
+        # runs hand their partial match on to the runs they become (see _current_match)
+        self._has_iterative = any(self._needs_context.values())
         # A looping group whose steps can all be skipped has a cycle of PROCEED edges; when its
         # conditions hold, Flink's depth-first search never ends.  flowcep stops and says so.
         self._proceed_budget = 1000 * (len(self.states) + 1)
@@ -384,6 +402,7 @@ class NFA:
         result: list[ComputationState] = []
         version = run.version
         current_name = current.name
+        keep_matches = self._has_iterative
         for i, (action, _, target, _source, page, _) in enumerate(edges):
             if action == _IGNORE:
                 if is_start:
@@ -403,6 +422,8 @@ class NFA:
                     run.previous_timestamp,
                     run.start_event_id,
                 )
+                if keep_matches:
+                    result[-1].match = run.match  # ignoring changes no partial match
             else:  # TAKE
                 current_version = _increase(version, take_branches_to_visit)
                 next_version = current_version + (0,)
@@ -422,6 +443,8 @@ class NFA:
                 self._add_run(
                     buffer, result, target, new_entry, next_version, start_timestamp, handle.timestamp, start_event_id
                 )
+                if keep_matches and (run.match is not None or run.previous_entry is None):
+                    result[-1].match = (_current_match(buffer, run), page, handle.event)
                 final = finals[i]
                 if final is not None:
                     self._add_run(
@@ -527,7 +550,8 @@ class NFA:
                     potential.add(run)
                     continue
                 if self.handle_timeout:
-                    partial = _current_match(buffer, run)
+                    # a copy: the cached lists are shared with other runs' partial matches
+                    partial = {page: list(events) for page, events in _current_match(buffer, run).items()}
                     at = run.previous_timestamp + w if by_previous and w is not None else run.start_timestamp + window_time
                     timed_out.append((partial, at))
                 buffer.release_node(run.previous_entry, run.version)
