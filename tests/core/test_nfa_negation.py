@@ -1,7 +1,7 @@
 """Negation at every position: not_next / not_followed_by in the middle and at the end
 (NotPatternITCase, NFAITCase), and how taking events cancels pending not_followed_by's."""
 
-from flowcep import Pattern
+from flowcep import Pattern, WithinType
 
 from .helpers import id_dict, named, run, run_full
 
@@ -240,3 +240,18 @@ def test_not_followed_by_before_an_optional_step_kills_the_run_that_skipped_it()
         ({"a": [1], "s": [2]}, 15),
         ({"a": [3]}, 20),
     ]
+
+
+def test_a_pending_not_followed_by_match_does_not_wait_for_an_older_open_run_without_skip():
+    # Flink (oracle case s1234-325): d1's run waits forever in an optional repetition of p1;
+    # with no_skip nothing can be pruned, so d4 a5's match comes out when its window passes
+    def soon_after_p0(e, ctx):
+        return e.ts - ctx.get_events_for_pattern("p0")[0].ts < 4
+
+    p = (
+        Pattern.begin("p0")
+        .next("p1").where(soon_after_p0).times(1, 3)
+        .not_followed_by("p2").where(named("d")).within(2, WithinType.PREVIOUS_AND_CURRENT)
+    )
+    r = run_full(p, "d1@15 c2@17 b3@22 d4@27 a5@28 a6@31")
+    assert [id_dict(x.match) for x in r.emitted] == [{"p0": [1], "p1": [2]}, {"p0": [4], "p1": [5]}]

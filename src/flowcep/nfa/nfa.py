@@ -575,9 +575,10 @@ class NFA:
         completed = state.completed_matches
         completed.add_all(potential)
         earliest = completed.peek()
+        waits = skip.is_skip_strategy()  # no_skip prunes nothing: nothing to wait for
         while earliest is not None:
             earliest_partial = partial.peek()
-            if earliest_partial is not None and earliest_partial.order < earliest.order:
+            if waits and earliest_partial is not None and earliest_partial.order < earliest.order:
                 break  # an earlier partial match may still prune this one: wait
             completed.poll()
             paths = buffer.extract_patterns(earliest.previous_entry, earliest.version)
