@@ -60,7 +60,7 @@ from flowcep.runtime import (
     TimedOutPartialMatchHandler,
 )
 from flowcep.runtime import OutputTag as FlowcepOutputTag
-from flowcep.runtime.functions import resolve_callable, resolve_method
+from flowcep.runtime.functions import find_method, resolve_callable, split_select_args
 from flowcep.runtime.output import BAD_RECORD, LATE, MATCH, TIMEOUT
 
 __all__ = [
@@ -226,7 +226,7 @@ class PatternStream:
         If ``fn`` is also a ``TimedOutPartialMatchHandler`` (or defines
         ``process_timed_out_match``), timed-out partial matches go to it.
         """
-        if _method(fn, "process_match", "processMatch", PatternProcessFunction) is None and not callable(fn):
+        if find_method(fn, "process_match", "processMatch", PatternProcessFunction) is None and not callable(fn):
             raise TypeError(f"process needs a PatternProcessFunction or a callable, got {fn!r}")
         return self._build(_Spec("process", fn, None, None), output_type)
 
@@ -311,7 +311,7 @@ class _Spec:
     def timeout_handling(self) -> bool:
         if self.kind == "process":
             return (
-                _method(
+                find_method(
                     self.fn, "process_timed_out_match", "processTimedOutMatch", TimedOutPartialMatchHandler
                 )
                 is not None
@@ -611,8 +611,8 @@ def _flat_select_handlers(spec: _Spec) -> tuple[_Handler, _Handler]:
 
 def _process_handlers(spec: _Spec, context: _Context) -> tuple[_Handler, _Handler]:
     fn = spec.fn
-    process_match = _method(fn, "process_match", "processMatch", PatternProcessFunction) or fn
-    timed_out = _method(fn, "process_timed_out_match", "processTimedOutMatch", TimedOutPartialMatchHandler)
+    process_match = find_method(fn, "process_match", "processMatch", PatternProcessFunction) or fn
+    timed_out = find_method(fn, "process_timed_out_match", "processTimedOutMatch", TimedOutPartialMatchHandler)
 
     def on_match(o: Output, out: list[Any]) -> None:
         process_match(o.value, context, Collector(out.append))
@@ -632,31 +632,14 @@ def _process_handlers(spec: _Spec, context: _Context) -> tuple[_Handler, _Handle
 def _parse_select(
     name: str, args: tuple[Any, ...], timeout_fn: Any, timeout_tag: Any
 ) -> tuple[Any, Any, Any]:
-    if len(args) == 1:
-        fn = args[0]
-    elif len(args) == 3 and isinstance(args[0], (OutputTag, FlowcepOutputTag)):
-        if timeout_fn is not None or timeout_tag is not None:
-            raise TypeError(f"{name}(tag, timeout_fn, fn) takes no timeout_fn/timeout_tag keywords")
-        timeout_tag, timeout_fn, fn = args
-    else:
-        raise TypeError(
-            f"{name} takes (fn) or Flink's (output_tag, timeout_fn, fn), got {len(args)} arguments"
-        )
+    fn, timeout_fn, timeout_tag = split_select_args(
+        name, args, timeout_fn, timeout_tag, (OutputTag, FlowcepOutputTag)
+    )
     resolve_callable(fn, "select", "flat_select", "flatSelect")
     if timeout_fn is not None:
         resolve_callable(timeout_fn, "timeout")
     timeout_tag = TIMED_OUT if timeout_tag is None else _flink_tag(timeout_tag)
     return fn, timeout_fn, timeout_tag
-
-
-def _method(obj: Any, snake: str, camel: str, base: type) -> Callable[..., Any] | None:
-    if isinstance(obj, base):
-        return resolve_method(obj, snake, camel, base)
-    for name in (snake, camel):
-        method = getattr(obj, name, None)
-        if method is not None and callable(method):
-            return method  # type: ignore[no-any-return]
-    return None
 
 
 def _call_open(fn: Any, runtime_context: Any) -> None:

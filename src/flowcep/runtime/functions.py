@@ -119,6 +119,33 @@ def resolve_method(obj: Any, snake: str, camel: str, base: type) -> Callable[...
     return None
 
 
+def find_method(obj: Any, snake: str, camel: str, base: type) -> Callable[..., Any] | None:
+    """``resolve_method`` for instances of ``base``; for other objects, any callable attribute
+    named ``snake`` or ``camel`` (duck-typed user functions)."""
+    if isinstance(obj, base):
+        return resolve_method(obj, snake, camel, base)
+    for name in (snake, camel):
+        method = getattr(obj, name, None)
+        if method is not None and callable(method):
+            return method  # type: ignore[no-any-return]
+    return None
+
+
+def split_select_args(
+    name: str, args: tuple[Any, ...], timeout_fn: Any, timeout_tag: Any, tag_types: tuple[type, ...]
+) -> tuple[Any, Any, Any]:
+    """``(fn, timeout_fn, timeout_tag)`` of ``select(fn)`` / ``flat_select(fn)`` (keywords for the
+    timeout side) or of Flink's positional ``(output_tag, timeout_fn, fn)``; the tag may be None."""
+    if len(args) == 1:
+        return args[0], timeout_fn, timeout_tag
+    if len(args) == 3 and isinstance(args[0], tag_types):
+        if timeout_fn is not None or timeout_tag is not None:
+            raise TypeError(f"{name}(tag, timeout_fn, fn) takes no timeout_fn/timeout_tag keywords")
+        timeout_tag, timeout_fn, fn = args
+        return fn, timeout_fn, timeout_tag
+    raise TypeError(f"{name} takes (fn) or Flink's (output_tag, timeout_fn, fn), got {len(args)} arguments")
+
+
 def resolve_callable(fn: Any, *names: str) -> Callable[..., Any]:
     """A plain callable, or the first of ``names`` an object defines (Flink function interfaces)."""
     for name in names:

@@ -24,8 +24,9 @@ from flowcep.runtime.functions import (
     TimedOutPartialMatchHandler,
     call_close,
     call_open,
+    find_method,
     resolve_callable,
-    resolve_method,
+    split_select_args,
 )
 from flowcep.runtime.operator import CepOperator, wall_clock_millis
 from flowcep.runtime.output import BAD_RECORD, LATE, MATCH, TIMEOUT, BadRecordError, Output
@@ -163,12 +164,12 @@ class PatternStream:
         If ``fn`` is also a ``TimedOutPartialMatchHandler`` (or defines
         ``process_timed_out_match``), timed-out partial matches go to it.
         """
-        process_match = _method(fn, "process_match", "processMatch", PatternProcessFunction)
+        process_match = find_method(fn, "process_match", "processMatch", PatternProcessFunction)
         if process_match is None:
             if not callable(fn):
                 raise TypeError(f"process needs a PatternProcessFunction or a callable, got {fn!r}")
             process_match = fn
-        timed_out = _method(
+        timed_out = find_method(
             fn, "process_timed_out_match", "processTimedOutMatch", TimedOutPartialMatchHandler
         )
         result = ResultStream(self, timeout_handling=timed_out is not None, function=fn)
@@ -333,28 +334,9 @@ def _ignore(_: Output) -> None:
 def _parse_select(
     name: str, args: tuple[Any, ...], timeout_fn: Any, timeout_tag: Any
 ) -> tuple[Any, Any, OutputTag]:
-    if len(args) == 1:
-        fn = args[0]
-    elif len(args) == 3 and isinstance(args[0], OutputTag):
-        if timeout_fn is not None or timeout_tag is not None:
-            raise TypeError(f"{name}(tag, timeout_fn, fn) takes no timeout_fn/timeout_tag keywords")
-        timeout_tag, timeout_fn, fn = args
-    else:
-        raise TypeError(
-            f"{name} takes (fn) or Flink's (output_tag, timeout_fn, fn), got {len(args)} arguments"
-        )
+    fn, timeout_fn, timeout_tag = split_select_args(name, args, timeout_fn, timeout_tag, (OutputTag,))
     if timeout_tag is None:
         timeout_tag = TIMED_OUT
     elif not isinstance(timeout_tag, OutputTag):
         raise TypeError(f"timeout_tag must be an OutputTag, got {timeout_tag!r}")
     return fn, timeout_fn, timeout_tag
-
-
-def _method(obj: Any, snake: str, camel: str, base: type) -> Callable[..., Any] | None:
-    if isinstance(obj, base):
-        return resolve_method(obj, snake, camel, base)
-    for name in (snake, camel):
-        method = getattr(obj, name, None)
-        if method is not None and callable(method):
-            return method  # type: ignore[no-any-return]
-    return None
