@@ -244,13 +244,20 @@ class CepOperator:
                 return self._bad(
                     event, None, ts, f"key extractor failed: {_exc_text(exc)}", STAGE_KEY, exc, out
                 )
+        # the watermark this element generates (advanced once it is buffered)
+        watermark = self._watermark
+        if ts > self._max_timestamp:
+            self._max_timestamp = ts
+            ooo = self._out_of_orderness
+            if ooo is not None and ts - ooo - 1 > watermark:
+                watermark = ts - ooo - 1
         # late or buffered
         if ts <= self._watermark:
             self.late += 1
             out.append(Output(LATE, key, event, ts))
         else:
             ks = self._keys.get(key)
-            if ks is None and not self._inert(event, ts):
+            if ks is None and not self._inert(event, ts, watermark):
                 ks = self._new_key(key)
             if ks is not None:
                 queue = ks.queue
@@ -267,28 +274,17 @@ class CepOperator:
                         self._push_entry(ks, ts)
                 else:
                     elements.append(event)
-        # the generated watermark
-        if ts > self._max_timestamp:
-            self._max_timestamp = ts
-            ooo = self._out_of_orderness
-            if ooo is not None:
-                watermark = ts - ooo - 1
-                if watermark > self._watermark:
-                    self._advance_watermark(watermark, out)
+        if watermark > self._watermark:
+            self._advance_watermark(watermark, out)
         return out
 
-    def _inert(self, event: Any, ts: int) -> bool:
+    def _inert(self, event: Any, ts: int, watermark: int) -> bool:
         """Whether an element for a key without state can be dropped: it cannot start a match,
-        and no element of an earlier time can still come (it would be late) to start one that
-        this element could advance (with a comparator, not even one of the same time). Flink
-        would buffer it, fire its timer and process it without effect."""
-        if self._sort_key is not None:
-            return False
-        watermark = self._watermark
-        ooo = self._out_of_orderness
-        if ooo is not None and ts > self._max_timestamp and ts - ooo - 1 > watermark:
-            watermark = ts - ooo - 1  # the watermark this element generates
-        return ts <= watermark + 1 and self._starts_nothing(event)
+        and no element of an earlier time can still come (it would be late under ``watermark``,
+        the one this element generates) to start one that this element could advance (with a
+        comparator, not even one of the same time). Flink would buffer it, fire its timer and
+        process it without effect."""
+        return self._sort_key is None and ts <= watermark + 1 and self._starts_nothing(event)
 
     def process_elements(self, events: Iterable[Any]) -> list[Output]:
         """``process_element`` for each event (with ``on_error="raise"``, bad records are raised
@@ -456,7 +452,7 @@ class CepOperator:
         heapq.heappush(self._heap, entry)
         ks.entry = entry
 
-    def _schedule(self, ks: _KeyState, deadline: Any = _UNKNOWN) -> None:
+    def _schedule(self, ks: _KeyState) -> None:
         """Index the key at its next due time: first buffered timestamp or next timeout."""
         if self.processing_time:
             # processing-time timeouts are not timer driven: only buffered elements are due
@@ -471,14 +467,14 @@ class CepOperator:
         else:
             self._push_entry(ks, due)
 
-    def _settle(self, ks: _KeyState, deadline: Any = _UNKNOWN) -> None:
+    def _settle(self, ks: _KeyState) -> None:
         """Drop the key if nothing is pending, else re-index it."""
         if not ks.times and ks.state.is_empty():
             ks.entry = None
             if self._keys.get(ks.key) is ks:
                 del self._keys[ks.key]
         else:
-            self._schedule(ks, deadline)
+            self._schedule(ks)
 
     def _advance_watermark(self, watermark: int, out: list[Output]) -> None:
         self._fire_base = self._watermark + 1
@@ -532,7 +528,6 @@ class CepOperator:
         if timers and timers[0] <= watermark:
             del timers[: bisect_right(timers, watermark)]
         done = 0
-        deadline: Any = _UNKNOWN
         try:
             while done < n:
                 t = times[done]
@@ -545,7 +540,7 @@ class CepOperator:
                 done += 1
             # also when the last buffered timestamp is the watermark: a run that left a proceed
             # edge by ignoring the event keeps its older previous timestamp and may be due now
-            deadline = self._advance(ks, watermark, out)
+            self._advance(ks, watermark, out)
         except BaseException:
             if done < n and not queue.get(times[done]):
                 queue.pop(times[done], None)
@@ -559,13 +554,11 @@ class CepOperator:
             # Flink, only to advance time to the watermark again, which changes nothing
             if timers and timers[0] <= watermark:
                 del timers[: bisect_right(timers, watermark)]
-            self._settle(ks, deadline)
+            self._settle(ks)
 
-    def _advance(self, ks: _KeyState, timestamp: int, out: list[Output]) -> Any:
-        """``advance_time`` unless no run can time out by ``timestamp``.
-
-        Returns the key's next deadline if it is known without recomputing, else ``_UNKNOWN``.
-        """
+    def _advance(self, ks: _KeyState, timestamp: int, out: list[Output]) -> None:
+        """``advance_time`` unless no run can time out by ``timestamp`` and no match is held back
+        (the key's next deadline is kept in ``ks.deadline`` until its runs change)."""
         nfa = self.nfa
         state = ks.state
         deadline = ks.deadline
@@ -573,7 +566,7 @@ class CepOperator:
             deadline = ks.deadline = nfa.next_deadline(state)
         if (deadline is None or deadline > timestamp) and not state.completed_matches:
             ks.buffer.advance_time(timestamp)
-            return deadline
+            return
         ks.deadline = _UNKNOWN
         matches, timed_out = nfa.advance_time(ks.buffer, state, timestamp)
         if matches:
@@ -586,7 +579,6 @@ class CepOperator:
             self.timeouts += len(timed_out)
             for partial, at in timed_out:
                 out.append(Output(TIMEOUT, key, partial, at))
-        return _UNKNOWN
 
     def _feed(self, ks: _KeyState, elements: list[Any], timestamp: int, out: list[Output]) -> None:
         """Process ``elements`` at ``timestamp``.

@@ -33,14 +33,13 @@ class _EdgeIndex:
     (``j`` the last position): so only ``len(v)`` buckets can hold compatible edges.
     """
 
-    __slots__ = ("buckets", "lengths", "size", "seq")
+    __slots__ = ("buckets", "lengths", "seq")
 
     def __init__(self, edges: list[list[Any]]) -> None:
         self.buckets: dict[DeweyNumber, list[list[Any]]] = {}
         # parent lengths present -> number of buckets: versions grow a digit per loop take, so
         # probing every prefix of a long version would cost more than the scan it replaces
         self.lengths: dict[int, int] = {}
-        self.size = 0
         self.seq = 0  # creation order, so that extraction follows it as with a list
         for edge in edges:
             self.add(edge)
@@ -48,7 +47,6 @@ class _EdgeIndex:
     def add(self, edge: list[Any]) -> None:
         edge.append(self.seq)
         self.seq += 1
-        self.size += 1
         parent = edge[_VERSION][:-1]
         bucket = self.buckets.get(parent)
         if bucket is None:
@@ -91,13 +89,12 @@ class _EdgeIndex:
                 self.lengths[n] = left
             else:
                 del self.lengths[n]
-        self.size -= 1
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.buckets, self.lengths, self.size, self.seq)
+        return (self.buckets, self.lengths, self.seq)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.buckets, self.lengths, self.size, self.seq = state
+        self.buckets, self.lengths, self.seq = state
 
 
 def _by_seq(edge: list[Any]) -> int:
