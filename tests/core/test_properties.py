@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from flowcep import AfterMatchSkipStrategy, MalformedPatternException, Pattern
+from flowcep import AfterMatchSkipStrategy, ConditionError, MalformedPatternException, Pattern
 from flowcep.nfa import NFACompiler
 from flowcep.sharedbuffer import SharedBuffer
 from flowcep.sharedbuffer import sharedbuffer as sharedbuffer_module
@@ -236,3 +236,34 @@ def test_indexed_edges_give_the_results_of_scanned_edges(spec, evs):
             r = run_whole(nfa, evs)
             runs[threshold] = (outcome(r), [x.match for x in r.emitted], r.buffer.is_empty())
     assert runs[1] == runs[10**9]
+
+
+@SETTINGS
+@given(pattern_specs())
+def test_decision_tables_decide_as_the_depth_first_search(spec):
+    """A state's precompiled decision table gives, for every event, what the generic search gives."""
+    from flowcep.nfa.nfa import _EventHandle
+
+    _, nfa = compile_or_reject(spec)
+    tabled = [name for name, table in nfa._tables.items() if table is not None]
+    for name in tabled:
+        for letter in LETTERS + "x":
+            handle = _EventHandle(Event(name=letter), 0)
+            expected = nfa._decide(None, None, handle, nfa.states[name], None)
+            edges, takes, ignores, finals, unchanged = nfa._tables[name](handle.event)
+            assert (list(edges), takes, ignores, finals, unchanged) == (
+                list(expected[0]), expected[1], expected[2], expected[3], expected[4]
+            )
+
+
+def test_a_condition_raising_in_a_tabled_state_names_its_step():
+    def boom(event):
+        raise ValueError("no price")
+
+    nfa = NFACompiler.compile(Pattern.begin("a").where(boom).followed_by("b"), timeout_handling=True)
+    assert nfa._tables[nfa._start_names[0]] is not None
+    state, buffer = fresh(nfa)
+    with pytest.raises(ConditionError) as raised:
+        nfa.process(buffer, state, Event(name="a"), 1)
+    assert raised.value.step == "a"
+    assert isinstance(raised.value.cause, ValueError)

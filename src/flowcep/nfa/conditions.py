@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-Evaluator = Callable[[Any, Any], bool]
+Evaluator = Callable[..., bool]  # fn(event) or, iterative, fn(event, ctx)
 
 
 class Cond:
@@ -76,37 +76,36 @@ def atom(condition: Any) -> Cond:
     return TRUE if condition is None else Atom(condition)
 
 
-def is_iterative(cond: Cond) -> bool:
-    if isinstance(cond, Atom):
-        return bool(cond.condition.compile()[1])
-    if isinstance(cond, Not):
-        return is_iterative(cond.inner)
-    if isinstance(cond, And):
-        return is_iterative(cond.left) or is_iterative(cond.right)
-    return False
-
-
-def compile_condition(cond: Cond | None) -> Evaluator | None:
-    """``fn(event, ctx)``; ``None`` when the condition is always true."""
+def compile_condition(cond: Cond | None) -> tuple[Evaluator | None, bool]:
+    """``(fn, iterative)``: ``fn(event)`` if not iterative, else ``fn(event, ctx)``; ``fn`` is
+    ``None`` when the condition is always true.  Simple conditions take one argument so that
+    the hot path calls the user's function itself, not a wrapper around it."""
     if cond is None or isinstance(cond, TrueCond):
-        return None
+        return None, False
     if isinstance(cond, Atom):
         fn, iterative = cond.condition.compile()
-        if iterative:
-            return fn  # type: ignore[no-any-return]
-        simple = fn
-        return lambda e, c: simple(e)
+        return fn, bool(iterative)
     if isinstance(cond, Not):
-        inner = compile_condition(cond.inner)
+        inner, iterative = compile_condition(cond.inner)
         if inner is None:
-            return lambda e, c: False
-        return lambda e, c: not inner(e, c)
+            return _never, False
+        if iterative:
+            return (lambda e, c: not inner(e, c)), True
+        return (lambda e: not inner(e)), False
     if isinstance(cond, And):
-        left = compile_condition(cond.left)
-        right = compile_condition(cond.right)
+        left, left_iterative = compile_condition(cond.left)
+        right, right_iterative = compile_condition(cond.right)
         if left is None:
-            return right
+            return right, right_iterative
         if right is None:
-            return left
-        return lambda e, c: bool(left(e, c)) and bool(right(e, c))
+            return left, left_iterative
+        if not left_iterative and not right_iterative:
+            return (lambda e: bool(left(e)) and bool(right(e))), False
+        lf = left if left_iterative else (lambda e, c: left(e))
+        rf = right if right_iterative else (lambda e, c: right(e))
+        return (lambda e, c: bool(lf(e, c)) and bool(rf(e, c))), True
     raise TypeError(f"not a condition node: {cond!r}")
+
+
+def _never(event: Any) -> bool:
+    return False

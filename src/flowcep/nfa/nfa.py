@@ -13,7 +13,7 @@ from typing import Any
 
 from flowcep.nfa.compiler import original_name
 from flowcep.nfa.computation_state import ComputationState, NFAState
-from flowcep.nfa.conditions import compile_condition, is_iterative
+from flowcep.nfa.conditions import compile_condition
 from flowcep.nfa.dewey import DeweyNumber
 from flowcep.nfa.heap import JavaPriorityQueue
 from flowcep.nfa.state import IGNORE, PROCEED, TAKE, State, StateType
@@ -51,7 +51,8 @@ class CompiledState:
         self.is_final = state.state_type is StateType.Final
         self.is_stop = state.state_type is StateType.Stop
         self.is_pending = state.state_type is StateType.Pending
-        # (action code, evaluator or None, target name, source name, source page, loops on its own state)
+        # (action code, evaluator or None, target name, source name, source page, loops on its own
+        # state, evaluator takes the context)
         self.transitions: tuple[tuple[Any, ...], ...] = ()
         self.iterative = False
 
@@ -154,12 +155,19 @@ class NFA:
             for t in compiled.state.transitions:
                 target = self.states[t.target.name]
                 action = _ACTION_CODE[t.action]
-                evaluator = compile_condition(t.condition)
-                if t.condition is not None and is_iterative(t.condition):
-                    iterative = True
+                evaluator, takes_context = compile_condition(t.condition)
+                iterative = iterative or takes_context
                 is_self_ignore = action == _IGNORE and t.target.name == compiled.name
                 transitions.append(
-                    (action, evaluator, target.name, t.source.name, original_name(t.source.name), is_self_ignore)
+                    (
+                        action,
+                        evaluator,
+                        target.name,
+                        t.source.name,
+                        original_name(t.source.name),
+                        is_self_ignore,
+                        takes_context,
+                    )
                 )
             compiled.transitions = tuple(transitions)
             compiled.iterative = iterative
@@ -173,6 +181,79 @@ class NFA:
         # A looping group whose steps can all be skipped has a cycle of PROCEED edges; when its
         # conditions hold, Flink's depth-first search never ends.  flowcep stops and says so.
         self._proceed_budget = 1000 * (len(self.states) + 1)
+        # decide(event) for states whose decision is a table lookup (see _decision_table)
+        self._tables: dict[str, Any] = {name: self._decision_table(self.states[name]) for name in self.states}
+
+    def _decision_table(self, state: CompiledState) -> Any:
+        """``decide(event)`` for a state without PROCEED edges and iterative conditions, else None.
+
+        Such a state's decision depends only on which of its conditions hold, and Flink
+        evaluates all of them, in order: so the decisions for every outcome are made here, once,
+        and the hot path evaluates the conditions in a generated straight-line function and
+        looks the decision up.  A TAKE edge's final state must be known without a condition too.
+        """
+        transitions = state.transitions
+        if any(t[0] == _PROCEED or t[6] for t in transitions):
+            return None
+        finals: list[str | None] = []
+        for t in transitions:
+            final: str | None = None
+            if t[0] == _TAKE:
+                static, final = self._static_final(t[2])
+                if not static:
+                    return None
+            finals.append(final)
+        conditional = [i for i, t in enumerate(transitions) if t[1] is not None]
+        if len(conditional) > 6:
+            return None
+        table = []
+        for mask in range(1 << len(conditional)):
+            held = {i for bit, i in enumerate(conditional) if mask >> bit & 1}
+            chosen = [i for i, t in enumerate(transitions) if t[1] is None or i in held]
+            edges = [transitions[i] for i in chosen]
+            takes = sum(1 for t in edges if t[0] == _TAKE)
+            ignores = sum(1 for t in edges if t[0] == _IGNORE and t[2] != state.name)
+            unchanged = (not edges and state.is_start) or (
+                len(edges) == 1 and edges[0][0] == _IGNORE and edges[0][2] == state.name
+            )
+            table.append((edges, takes, ignores, [finals[i] for i in chosen] if takes else None, unchanged))
+        if not conditional:
+            decision = table[0]
+            return lambda event: decision
+        names = {"table": tuple(table), "pages": [transitions[i][4] for i in conditional], "ConditionError": ConditionError}
+        lines = ["def decide(event):", "    i = 0", "    try:", "        m = 0"]
+        for bit, i in enumerate(conditional):
+            names[f"f{bit}"] = transitions[i][1]
+            lines += [f"        i = {bit}", f"        if f{bit}(event):", f"            m |= {1 << bit}"]
+        lines += [
+            "    except Exception as exc:",
+            "        raise ConditionError(pages[i], event, exc) from exc",
+            "    return table[m]",
+        ]
+        exec("\n".join(lines), names)  # noqa: S102 - generated from the pattern, no user text
+        return names["decide"]
+
+    def _static_final(self, name: str) -> tuple[bool, str | None]:
+        """``(True, final)`` when the final state reached by PROCEED from ``name`` needs no
+        condition (``_find_final_state_after_proceed`` without evaluating anything)."""
+        states = self.states
+        stack = [states[name]]
+        seen: set[str] = set()
+        while stack:
+            st = stack.pop()
+            if st.name in seen:
+                return False, None  # a PROCEED cycle: leave it to the budgeted search
+            seen.add(st.name)
+            for t in st.transitions:
+                if t[0] != _PROCEED:
+                    continue
+                if t[1] is not None:
+                    return False, None
+                target = states[t[2]]
+                if target.is_final:
+                    return True, target.name
+                stack.append(target)
+        return True, None
 
     def _reaches_iterative(self, name: str) -> bool:
         seen: set[str] = set()
@@ -184,7 +265,7 @@ class NFA:
             seen.add(current.name)
             if current.iterative:
                 return True
-            for action, _, target, _, _, _ in current.transitions:
+            for action, _, target, _, _, _, _ in current.transitions:
                 if action == _PROCEED:
                     stack.append(target)
         return False
@@ -257,33 +338,37 @@ class NFA:
         # gives Flink's results: a run's conditions only read its own, unchanged, path.
         # Decisions of states whose conditions are all simple depend only on the event.
         cache: dict[str, Any] = {}
-        planned: list[tuple[ComputationState, tuple[Any, ...] | None]] = []
+        tables = self._tables
+        runs = state.partial_matches.queue
+        # decisions[i] for runs[i], None when the run survives unchanged (same version, same
+        # entry: Flink's lock + release of the entry cancel out); built at the first change
+        decisions: list[Any] | None = None
         decision: Any
-        for run in state.partial_matches:
+        for i, run in enumerate(runs):
             name = run.state
             if needs_context[name]:
                 decision = self._decide(buffer, run, handle, states[name], None)
             else:
                 decision = cache.get(name)
                 if decision is None:
-                    decision = cache[name] = self._decide(buffer, run, handle, states[name], cache)
-            edges = decision[0]
-            if (len(edges) == 1 and edges[0][0] == _IGNORE and edges[0][2] == name) or (
-                not edges and states[name].is_start
-            ):
-                # nothing taken, nothing branched: the run survives unchanged (same version,
-                # same entry; Flink's lock + release of the entry cancel out)
-                planned.append((run, None))
-            else:
-                planned.append((run, decision))
-        # Phase 2: apply.
-        if all(decision is None for _, decision in planned):
+                    table = tables[name]
+                    if table is not None:
+                        decision = cache[name] = table(handle.event)
+                    else:
+                        decision = cache[name] = self._decide(buffer, run, handle, states[name], cache)
+            if decision[4]:
+                continue
+            if decisions is None:
+                decisions = [None] * len(runs)
+            decisions[i] = decision
+        if decisions is None:
             # every run survives unchanged: the queue would be rebuilt identical (re-adding a
             # valid heap in array order keeps its layout)
             return []
+        # Phase 2: apply.
         new_partial = JavaPriorityQueue()
         potential = JavaPriorityQueue()
-        for run, planned_decision in planned:
+        for run, planned_decision in zip(runs, decisions, strict=True):
             if planned_decision is None:
                 new_partial.add(run)
                 continue
@@ -326,8 +411,10 @@ class NFA:
     ) -> tuple[Any, ...]:
         """Flink's ``createDecisionGraph`` plus, per TAKE edge, ``findFinalStateAfterProceed``.
 
-        Returns ``(edges, take branches, non-self ignore branches, finals)`` where
-        ``finals[i]`` is the final state reached by PROCEED after taking edge ``i``.
+        Returns ``(edges, take branches, non-self ignore branches, finals, unchanged)`` where
+        ``finals[i]`` is the final state reached by PROCEED after taking edge ``i`` and
+        ``unchanged`` says that the run survives as it is (it only ignores the event on its own
+        state, or it is a start run that nothing starts).
         """
         event = handle.event
         ctx = ConditionContext(buffer, run, handle.timestamp) if self._needs_context[current.name] else None
@@ -347,7 +434,7 @@ class NFA:
                 evaluator = transition[1]
                 if evaluator is not None:
                     try:
-                        ok = evaluator(event, ctx)
+                        ok = evaluator(event, ctx) if transition[6] else evaluator(event)
                     except Exception as exc:
                         raise ConditionError(transition[4], event, exc) from exc
                     if not ok:
@@ -382,7 +469,10 @@ class NFA:
                 if cacheable:
                     final_cache[key] = final  # type: ignore[index]
                 finals.append(final)
-        return edges, takes, ignores, finals
+        unchanged = (not edges and current.is_start) or (
+            len(edges) == 1 and edges[0][0] == _IGNORE and edges[0][2] == current_name
+        )
+        return edges, takes, ignores, finals, unchanged
 
     def _compute_next_states(
         self,
@@ -394,7 +484,7 @@ class NFA:
     ) -> list[ComputationState]:
         """Flink's ``computeNextStates`` on a decision made beforehand (no conditions here)."""
         current = self.states[run.state]
-        edges, total_takes, total_ignores, finals = decision
+        edges, total_takes, total_ignores, finals, _ = decision
         is_start = current.is_start
         take_branches_to_visit = max(0, total_takes - 1)
         ignore_branches_to_visit = total_ignores
@@ -403,7 +493,7 @@ class NFA:
         version = run.version
         current_name = current.name
         keep_matches = self._has_iterative
-        for i, (action, _, target, _source, page, _) in enumerate(edges):
+        for i, (action, _, target, _source, page, _, _) in enumerate(edges):
             if action == _IGNORE:
                 if is_start:
                     continue
@@ -496,7 +586,7 @@ class NFA:
                 evaluator = transition[1]
                 if evaluator is not None:
                     try:
-                        ok = evaluator(event, ctx)
+                        ok = evaluator(event, ctx) if transition[6] else evaluator(event)
                     except Exception as exc:
                         raise ConditionError(transition[4], event, exc) from exc
                     if not ok:

@@ -549,6 +549,7 @@ class CepOperator:
         finally:
             if done:
                 del times[:done]
+            ks.buffer.advance_time(watermark)
             ks.state.new_start_partial_match = False
             # timers registered during this firing at or before the watermark fire at once in
             # Flink, only to advance time to the watermark again, which changes nothing
@@ -565,7 +566,8 @@ class CepOperator:
         if deadline is _UNKNOWN:
             deadline = ks.deadline = nfa.next_deadline(state)
         if (deadline is None or deadline > timestamp) and not state.completed_matches:
-            ks.buffer.advance_time(timestamp)
+            # the buffer's arrival counters of older timestamps are dropped once per firing
+            # (_fire_key, _drain_processing_time): timestamps only grow within one
             return
         ks.deadline = _UNKNOWN
         matches, timed_out = nfa.advance_time(ks.buffer, state, timestamp)
@@ -586,7 +588,6 @@ class CepOperator:
         A condition error makes a bad record. Any other exception propagates (as it fails a Flink
         job), after removing the elements it consumed, the failing one included, from ``elements``.
         """
-        ks.deadline = _UNKNOWN  # the runs change
         process = self.nfa.process
         window_time = self.nfa.window_time
         window_timers = window_time > 0 and not self.processing_time
@@ -594,6 +595,7 @@ class CepOperator:
         buffer = ks.buffer
         key = ks.key
         for i, event in enumerate(elements):
+            runs = state.partial_matches  # replaced by process when any run changes
             try:
                 matches = process(buffer, state, event, timestamp)
             except ConditionError as exc:
@@ -607,8 +609,11 @@ class CepOperator:
                     out.append(Output(BAD_RECORD, key, bad, timestamp))
                 continue
             except BaseException:
+                ks.deadline = _UNKNOWN
                 del elements[: i + 1]
                 raise
+            if state.partial_matches is not runs:
+                ks.deadline = _UNKNOWN
             if window_timers and state.new_start_partial_match:
                 # Flink registers a timer at ts + window while the flag is up (until the firing ends)
                 due = timestamp + window_time
@@ -664,6 +669,7 @@ class CepOperator:
             ks = self._new_key(key)
         try:
             self._advance(ks, now, out)
+            ks.buffer.advance_time(now)
             self._feed(ks, [event], now, out)
         finally:
             if ks.state.is_empty() and self._keys.get(key) is ks:
@@ -709,6 +715,7 @@ class CepOperator:
             raise
         finally:
             if done:
+                ks.buffer.advance_time(times[done - 1])
                 del times[:done]
             self._settle(ks)
 
