@@ -343,6 +343,7 @@ class NFA:
         # decisions[i] for runs[i], None when the run survives unchanged (same version, same
         # entry: Flink's lock + release of the entry cancel out); built at the first change
         decisions: list[Any] | None = None
+        first = 0
         decision: Any
         for i, run in enumerate(runs):
             name = run.state
@@ -359,16 +360,18 @@ class NFA:
             if decision[4]:
                 continue
             if decisions is None:
-                decisions = [None] * len(runs)
-            decisions[i] = decision
+                first = i
+                decisions = [None] * (len(runs) - i)
+            decisions[i - first] = decision
         if decisions is None:
             # every run survives unchanged: the queue would be rebuilt identical (re-adding a
             # valid heap in array order keeps its layout)
             return []
-        # Phase 2: apply.
+        # Phase 2: apply. The unchanged runs before the first change keep their places.
         new_partial = JavaPriorityQueue()
+        new_partial.queue = runs[:first]
         potential = JavaPriorityQueue()
-        for run, planned_decision in zip(runs, decisions, strict=True):
+        for run, planned_decision in zip(runs[first:], decisions, strict=True):
             if planned_decision is None:
                 new_partial.add(run)
                 continue

@@ -275,7 +275,11 @@ class CepOperator:
                 else:
                     elements.append(event)
         if watermark > self._watermark:
-            self._advance_watermark(watermark, out)
+            self._fire_base = self._watermark + 1
+            self._watermark = watermark
+            heap = self._heap
+            if heap and heap[0][0] <= watermark:
+                self._fire(watermark, out)
         return out
 
     def _inert(self, event: Any, ts: int, watermark: int) -> bool:
@@ -504,6 +508,19 @@ class CepOperator:
         heap = self._heap
         if not heap or heap[0][0] > watermark:
             return
+        if len(heap) == 1 or heap[1][0] > watermark and (len(heap) == 2 or heap[2][0] > watermark):
+            # one entry due (the usual case): no list, no sort
+            entry = heapq.heappop(heap)
+            ks = entry[2]
+            if ks.entry is not entry:
+                return
+            ks.entry = None
+            try:
+                self._fire_key(ks, watermark, out)
+            except BaseException:
+                self._resume = True
+                raise
+            return
         due = self._pop_due(watermark)
         if len(due) > 1:
             # Flink's timer order: by the key's earliest due timer; ties by first appearance.
@@ -528,10 +545,14 @@ class CepOperator:
         if timers and timers[0] <= watermark:
             del timers[: bisect_right(timers, watermark)]
         done = 0
+        state = ks.state
         try:
             while done < n:
                 t = times[done]
-                self._advance(ks, t, out)
+                # _advance's own test first, inlined: most timestamps time nothing out
+                deadline = ks.deadline
+                if deadline is not None and (deadline is _UNKNOWN or deadline <= t) or state.completed_matches.queue:
+                    self._advance(ks, t, out)
                 elements = queue[t]
                 if sort_key is not None and len(elements) > 1:
                     elements.sort(key=sort_key)
@@ -540,7 +561,9 @@ class CepOperator:
                 done += 1
             # also when the last buffered timestamp is the watermark: a run that left a proceed
             # edge by ignoring the event keeps its older previous timestamp and may be due now
-            self._advance(ks, watermark, out)
+            deadline = ks.deadline
+            if deadline is not None and (deadline is _UNKNOWN or deadline <= watermark) or state.completed_matches.queue:
+                self._advance(ks, watermark, out)
         except BaseException:
             if done < n and not queue.get(times[done]):
                 queue.pop(times[done], None)
@@ -555,7 +578,13 @@ class CepOperator:
             # Flink, only to advance time to the watermark again, which changes nothing
             if timers and timers[0] <= watermark:
                 del timers[: bisect_right(timers, watermark)]
-            self._settle(ks)
+            if times:
+                # _settle's usual case (event time: _fire_key is not used in processing time), inlined: more elements are buffered, index the key again
+                due = times[0] if not timers or times[0] <= timers[0] else timers[0]
+                entry = ks.entry = (due, next(self._push), ks)
+                heapq.heappush(self._heap, entry)
+            else:
+                self._settle(ks)
 
     def _advance(self, ks: _KeyState, timestamp: int, out: list[Output]) -> None:
         """``advance_time`` unless no run can time out by ``timestamp`` and no match is held back
@@ -565,7 +594,7 @@ class CepOperator:
         deadline = ks.deadline
         if deadline is _UNKNOWN:
             deadline = ks.deadline = nfa.next_deadline(state)
-        if (deadline is None or deadline > timestamp) and not state.completed_matches:
+        if (deadline is None or deadline > timestamp) and not state.completed_matches.queue:
             # the buffer's arrival counters of older timestamps are dropped once per firing
             # (_fire_key, _drain_processing_time): timestamps only grow within one
             return

@@ -167,9 +167,16 @@ class SharedBuffer:
             for edge in edges.compatible(version):
                 edge[_COUNT] += 1
             return
+        m = len(version)
         for edge in edges:
-            edge_version = edge[_VERSION]
-            if version == edge_version or is_compatible(version, edge_version):
+            # is_compatible(version, edge version), inlined: this runs for every edge of every lock
+            ev = edge[_VERSION]
+            n = len(ev)
+            if (
+                version[:n] == ev
+                if m > n
+                else m == n and version[:-1] == ev[:-1] and version[-1] >= ev[-1]
+            ):
                 edge[_COUNT] += 1
 
     def release_node(self, node_id: NodeId | None, version: DeweyNumber) -> None:
@@ -186,13 +193,19 @@ class SharedBuffer:
             edges = node[1]
             if type(edges) is list:
                 kept = []
+                m = len(current_version)
                 for edge in edges:
-                    edge_version = edge[_VERSION]
-                    if current_version == edge_version or is_compatible(current_version, edge_version):
+                    ev = edge[_VERSION]
+                    n = len(ev)
+                    if (
+                        current_version[:n] == ev
+                        if m > n
+                        else m == n and current_version[:-1] == ev[:-1] and current_version[-1] >= ev[-1]
+                    ):
                         edge[_COUNT] -= 1
                         if edge[_COUNT] <= 0:
                             if edge[_TARGET] is not None:
-                                stack.append((edge[_TARGET], edge_version))
+                                stack.append((edge[_TARGET], ev))
                             continue
                     kept.append(edge)
                 node[1] = kept
