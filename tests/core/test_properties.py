@@ -267,3 +267,26 @@ def test_a_condition_raising_in_a_tabled_state_names_its_step():
         nfa.process(buffer, state, Event(name="a"), 1)
     assert raised.value.step == "a"
     assert isinstance(raised.value.cause, ValueError)
+
+
+@SETTINGS
+@given(pattern_specs(), event_streams)
+def test_partial_matches_handed_from_run_to_run_are_what_the_buffer_gives(spec, evs):
+    """Matches, timeouts and condition views built from the runs' chains equal the paths
+    extracted from the shared buffer, in the same order, on random patterns and streams."""
+    from flowcep.nfa import nfa as nfa_module
+
+    pattern, nfa = compile_or_reject(spec)
+
+    def extracted_every_time(buffer, run):
+        if run.previous_entry is None:
+            return {}
+        paths = buffer.extract_patterns(run.previous_entry, run.version)
+        return buffer.materialize_match(paths[0]) if paths else {}
+
+    chained = run_whole(nfa, evs)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(nfa_module, "_current_match", extracted_every_time)
+        extracted = run_whole(NFACompiler.compile(pattern, timeout_handling=True), evs)
+    assert [(x.at, x.match) for x in chained.emitted] == [(x.at, x.match) for x in extracted.emitted]
+    assert chained.timed_out == extracted.timed_out

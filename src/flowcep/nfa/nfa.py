@@ -18,11 +18,12 @@ from flowcep.nfa.dewey import DeweyNumber
 from flowcep.nfa.heap import JavaPriorityQueue
 from flowcep.nfa.state import IGNORE, PROCEED, TAKE, State, StateType
 from flowcep.pattern.exceptions import ConditionError, FlinkRuntimeException
-from flowcep.sharedbuffer.sharedbuffer import EventId, NodeId, SharedBuffer
+from flowcep.sharedbuffer.sharedbuffer import EventId, SharedBuffer
 
 Match = dict[str, list[Any]]
 
 _TAKE, _IGNORE, _PROCEED = 0, 1, 2
+_NO_EVENTS: Match = {}  # the partial match of a start run (never changed: readers copy)
 _ACTION_CODE = {TAKE: _TAKE, IGNORE: _IGNORE, PROCEED: _PROCEED}
 
 
@@ -91,24 +92,34 @@ class ConditionContext:
 def _current_match(buffer: SharedBuffer, run: ComputationState) -> Match:
     """The run's events by step (Flink's ``extractCurrentMatches``), cached on the run.
 
-    A run's partial match never changes, and a run made from another one by IGNORE has the
-    same partial match, by TAKE that one plus the event: the NFA hands these over (see
-    ``_compute_next_states``) so that conditions of long runs do not walk the buffer back to
-    the start on every event.
+    A run's partial match never changes. A run made from another one by IGNORE has the same
+    partial match, by TAKE that one plus the event: the NFA hands these over as a chain
+    ``(parent match, page, event)`` (see ``_compute_next_states``), one small tuple per TAKE,
+    so that neither conditions of long runs nor emitted matches walk the shared buffer back
+    to the start. A run restored from a snapshot has no chain (``None``): its match is
+    extracted from the buffer, which gives the same path.
     """
     match = run.match
     if type(match) is dict:
         return match
-    if match is not None:
-        parent, page, event = match
-        match = dict(parent)
-        events = match.get(page)
-        match[page] = [event] if events is None else [*events, event]
-    elif run.previous_entry is None:
-        match = {}
+    if match is None:
+        if run.previous_entry is None:
+            match = {}
+        else:
+            paths = buffer.extract_patterns(run.previous_entry, run.version)
+            match = buffer.materialize_match(paths[0]) if paths else {}
     else:
-        paths = buffer.extract_patterns(run.previous_entry, run.version)
-        match = buffer.materialize_match(paths[0]) if paths else {}
+        taken = []
+        while type(match) is tuple:
+            taken.append(match)
+            match = match[0]
+        match = {page: list(events) for page, events in match.items()}
+        for _, page, event in reversed(taken):
+            events = match.get(page)
+            if events is None:
+                match[page] = [event]
+            else:
+                events.append(event)
     run.match = match
     return match
 
@@ -176,8 +187,6 @@ class NFA:
         self._start_names = [s.name for s in self.states.values() if s.is_start]
         # starts_nothing() can judge an event without a run only if no start decision reads one
         self._simple_start = not any(self._needs_context[name] for name in self._start_names)
-        # runs hand their partial match on to the runs they become (see _current_match)
-        self._has_iterative = any(self._needs_context.values())
         # A looping group whose steps can all be skipped has a cycle of PROCEED edges; when its
         # conditions hold, Flink's depth-first search never ends.  flowcep stops and says so.
         self._proceed_budget = 1000 * (len(self.states) + 1)
@@ -286,6 +295,8 @@ class NFA:
                 t = run.start_timestamp + window_time
                 if deadline is None or t < deadline:
                     deadline = t
+            if not window_times:
+                continue
             w = window_times.get(run.state)
             if w is not None and w > 0:
                 t = run.previous_timestamp + w
@@ -327,6 +338,7 @@ class NFA:
         try:
             return self._do_process(buffer, state, handle, skip_strategy or self.skip_strategy)
         finally:
+            # the event's own lock, taken when a run first stored it
             if handle.event_id is not None:
                 buffer.release_event(handle.event_id)
 
@@ -398,8 +410,13 @@ class NFA:
             self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
         else:
             for match in potential:
-                paths = buffer.extract_patterns(match.previous_entry, match.version)
-                result.append(buffer.materialize_match(paths[0]))
+                if match.match is not None:
+                    # the cached partial match is the path extraction would give (see _current_match);
+                    # copied, as its lists are shared with other runs
+                    result.append({page: list(events) for page, events in _current_match(buffer, match).items()})
+                else:
+                    paths = buffer.extract_patterns(match.previous_entry, match.version)
+                    result.append(buffer.materialize_match(paths[0]))
                 buffer.release_node(match.previous_entry, match.version)
         state.partial_matches = new_partial
         return result
@@ -485,19 +502,23 @@ class NFA:
         handle: _EventHandle,
         decision: tuple[Any, ...],
     ) -> list[ComputationState]:
-        """Flink's ``computeNextStates`` on a decision made beforehand (no conditions here)."""
-        current = self.states[run.state]
+        """Flink's ``computeNextStates`` on a decision made beforehand (no conditions here).
+
+        Every new run locks the node it points at; the old run's hold is released at the end.
+        """
         edges, total_takes, total_ignores, finals, _ = decision
-        is_start = current.is_start
-        take_branches_to_visit = max(0, total_takes - 1)
+        is_start = self.states[run.state].is_start
+        take_branches_to_visit = total_take_to_skip = total_takes - 1 if total_takes else 0
         ignore_branches_to_visit = total_ignores
-        total_take_to_skip = max(0, total_takes - 1)
         result: list[ComputationState] = []
         version = run.version
-        current_name = current.name
-        keep_matches = self._has_iterative
-        for i, (action, _, target, _source, page, _, _) in enumerate(edges):
-            if action == _IGNORE:
+        current_name = run.state
+        previous_entry = run.previous_entry
+        timestamp = handle.timestamp
+        lock_node = buffer.lock_node
+        for i, edge in enumerate(edges):
+            target = edge[2]
+            if edge[0] == _IGNORE:
                 if is_start:
                     continue
                 if target == current_name:  # Flink's isEquivalentState: same state name
@@ -505,74 +526,49 @@ class NFA:
                 else:
                     new_version = _increase(version, total_take_to_skip + ignore_branches_to_visit) + (0,)
                     ignore_branches_to_visit -= 1
-                self._add_run(
-                    buffer,
-                    result,
-                    target,
-                    run.previous_entry,
-                    new_version,
-                    run.start_timestamp,
-                    run.previous_timestamp,
-                    run.start_event_id,
+                new_run = ComputationState(
+                    target, previous_entry, new_version, run.start_timestamp, run.previous_timestamp, run.start_event_id
                 )
-                if keep_matches:
-                    result[-1].match = run.match  # ignoring changes no partial match
+                result.append(new_run)
+                if previous_entry is not None:
+                    lock_node(previous_entry, new_version)
+                new_run.match = run.match  # ignoring changes no partial match
             else:  # TAKE
                 current_version = _increase(version, take_branches_to_visit)
                 next_version = current_version + (0,)
                 take_branches_to_visit -= 1
                 event_id = handle.event_id
                 if event_id is None:
-                    event_id = handle.event_id = buffer.register_event(handle.event, handle.timestamp)
-                new_entry = buffer.put(page, event_id, run.previous_entry, current_version)
+                    event_id = handle.event_id = buffer.register_event(handle.event, timestamp)
+                new_entry = buffer.put(edge[4], event_id, previous_entry, current_version)
                 if is_start:
-                    start_timestamp = handle.timestamp
+                    start_timestamp = timestamp
                     start_event_id: EventId | None = event_id
                     if start_timestamp > 0:
                         state.new_start_partial_match = True
                 else:
                     start_timestamp = run.start_timestamp
                     start_event_id = run.start_event_id
-                self._add_run(
-                    buffer, result, target, new_entry, next_version, start_timestamp, handle.timestamp, start_event_id
-                )
-                if keep_matches and (run.match is not None or run.previous_entry is None):
-                    result[-1].match = (_current_match(buffer, run), page, handle.event)
+                new_run = ComputationState(target, new_entry, next_version, start_timestamp, timestamp, start_event_id)
+                result.append(new_run)
+                lock_node(new_entry, next_version)
+                # the partial match of the new run, lazily (see _current_match)
+                if run.match is not None:
+                    new_run.match = (run.match, edge[4], handle.event)
+                elif previous_entry is None:
+                    new_run.match = (_NO_EVENTS, edge[4], handle.event)
                 final = finals[i]
                 if final is not None:
-                    self._add_run(
-                        buffer,
-                        result,
-                        final,
-                        new_entry,
-                        next_version,
-                        start_timestamp,
-                        handle.timestamp,
-                        start_event_id,
-                    )
+                    final_run = ComputationState(final, new_entry, next_version, start_timestamp, timestamp, start_event_id)
+                    final_run.match = new_run.match
+                    result.append(final_run)
+                    lock_node(new_entry, next_version)
         if is_start:
             start_version = _increase(version, _self_state(total_ignores, total_takes))
-            result.append(ComputationState.start(run.state, start_version))
-        if run.previous_entry is not None:
-            buffer.release_node(run.previous_entry, run.version)
+            result.append(ComputationState.start(current_name, start_version))
+        if previous_entry is not None:
+            buffer.release_node(previous_entry, version)
         return result
-
-    @staticmethod
-    def _add_run(
-        buffer: SharedBuffer,
-        result: list[ComputationState],
-        state_name: str,
-        entry: NodeId | None,
-        version: DeweyNumber,
-        start_timestamp: int,
-        previous_timestamp: int,
-        start_event_id: EventId | None,
-    ) -> None:
-        result.append(
-            ComputationState(state_name, entry, version, start_timestamp, previous_timestamp, start_event_id)
-        )
-        if entry is not None:
-            buffer.lock_node(entry, version)
 
     def _find_final_state_after_proceed(self, ctx: Any, state_name: str, event: Any) -> str | None:
         states = self.states

@@ -194,7 +194,7 @@ class SharedBuffer:
             if type(edges) is list:
                 kept = []
                 m = len(current_version)
-                for edge in edges:
+                for edge in edges:  # the inlined is_compatible of lock_node, on purpose
                     ev = edge[_VERSION]
                     n = len(ev)
                     if (
