@@ -23,6 +23,7 @@ from flowcep.sharedbuffer.sharedbuffer import EventId, SharedBuffer
 Match = dict[str, list[Any]]
 
 _TAKE, _IGNORE, _PROCEED = 0, 1, 2
+_ALIVE, _FINAL, _STOP = "alive", "final", "stop"
 _NO_EVENTS: Match = {}  # the partial match of a start run (never changed: readers copy)
 _ACTION_CODE = {TAKE: _TAKE, IGNORE: _IGNORE, PROCEED: _PROCEED}
 
@@ -190,6 +191,11 @@ class NFA:
         # A looping group whose steps can all be skipped has a cycle of PROCEED edges; when its
         # conditions hold, Flink's depth-first search never ends.  flowcep stops and says so.
         self._proceed_budget = 1000 * (len(self.states) + 1)
+        self._skips = skip_strategy.is_skip_strategy()
+        # what a new run's state means for it: it lives on, it has matched, or it must stop
+        self._kinds = {
+            name: _FINAL if st.is_final else _STOP if st.is_stop else _ALIVE for name, st in self.states.items()
+        }
         # decide(event) for states whose decision is a table lookup (see _decision_table)
         self._tables: dict[str, Any] = {name: self._decision_table(self.states[name]) for name in self.states}
 
@@ -314,11 +320,19 @@ class NFA:
         """
         if not self._simple_start:
             return False
-        handle = _EventHandle(event, 0)
         states = self.states
+        tables = self._tables
+        handle: _EventHandle | None = None
         try:
             for name in self._start_names:
-                if self._decide(None, None, handle, states[name], None)[0]:  # type: ignore[arg-type]
+                table = tables[name]
+                if table is not None:
+                    edges = table(event)[0]
+                else:
+                    if handle is None:
+                        handle = _EventHandle(event, 0)
+                    edges = self._decide(None, None, handle, states[name], None)[0]  # type: ignore[arg-type]
+                if edges:
                     return False
         except Exception:
             return False
@@ -351,6 +365,7 @@ class NFA:
         # Decisions of states whose conditions are all simple depend only on the event.
         cache: dict[str, Any] = {}
         tables = self._tables
+        kinds = self._kinds
         runs = state.partial_matches.queue
         # decisions[i] for runs[i], None when the run survives unchanged (same version, same
         # entry: Flink's lock + release of the entry cancel out); built at the first change
@@ -391,14 +406,14 @@ class NFA:
             retain = []
             discard = False
             for new_run in next_runs:
-                target = states[new_run.state]
-                if target.is_final:
+                kind = kinds[new_run.state]
+                if kind is _ALIVE:
+                    retain.append(new_run)
+                elif kind is _FINAL:
                     potential.add(new_run)
-                elif target.is_stop:
+                else:
                     discard = True
                     buffer.release_node(new_run.previous_entry, new_run.version)
-                else:
-                    retain.append(new_run)
             if discard:
                 for new_run in retain:
                     buffer.release_node(new_run.previous_entry, new_run.version)
@@ -406,7 +421,7 @@ class NFA:
                 for new_run in retain:
                     new_partial.add(new_run)
         result: list[Match] = []
-        if skip.is_skip_strategy():
+        if self._skips if skip is self.skip_strategy else skip.is_skip_strategy():
             self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
         else:
             for match in potential:
