@@ -290,3 +290,16 @@ def test_partial_matches_handed_from_run_to_run_are_what_the_buffer_gives(spec, 
         extracted = run_whole(NFACompiler.compile(pattern, timeout_handling=True), evs)
     assert [(x.at, x.match) for x in chained.emitted] == [(x.at, x.match) for x in extracted.emitted]
     assert chained.timed_out == extracted.timed_out
+
+
+def test_a_condition_raising_behind_a_proceed_edge_names_its_own_step():
+    def boom(event):
+        raise ValueError("no price")
+
+    pattern = Pattern.begin("a").where(named("a")).optional().followed_by("b").where(boom)
+    nfa = NFACompiler.compile(pattern, timeout_handling=True)
+    assert nfa._tables[nfa._start_names[0]] is not None
+    state, buffer = fresh(nfa)
+    with pytest.raises(ConditionError) as raised:
+        nfa.process(buffer, state, Event(name="x"), 1)
+    assert raised.value.step == "b"

@@ -200,75 +200,44 @@ class NFA:
         self._tables: dict[str, Any] = {name: self._decision_table(self.states[name]) for name in self.states}
 
     def _decision_table(self, state: CompiledState) -> Any:
-        """``decide(event)`` for a state without PROCEED edges and iterative conditions, else None.
+        """``decide(event)`` for a state whose decision reads no partial match, else None.
 
-        Such a state's decision depends only on which of its conditions hold, and Flink
-        evaluates all of them, in order: so the decisions for every outcome are made here, once,
-        and the hot path evaluates the conditions in a generated straight-line function and
-        looks the decision up.  A TAKE edge's final state must be known without a condition too.
+        Such a decision depends only on which conditions hold. The depth-first search of
+        ``_decide`` (with the PROCEED searches for final states after each TAKE) is unrolled
+        here, once: every condition it may evaluate becomes an ``if`` of a generated function,
+        in the order Flink evaluates them, and every way through ends in a decision made now.
+        Per event the hot path runs the function instead of the search. Searches that branch
+        too much or loop (PROCEED cycles) are left to ``_decide``.
         """
-        transitions = state.transitions
-        if any(t[0] == _PROCEED or t[6] for t in transitions):
+        if self._needs_context[state.name]:
             return None
-        finals: list[str | None] = []
-        for t in transitions:
-            final: str | None = None
-            if t[0] == _TAKE:
-                static, final = self._static_final(t[2])
-                if not static:
-                    return None
-            finals.append(final)
-        conditional = [i for i, t in enumerate(transitions) if t[1] is not None]
-        if len(conditional) > 6:
+        unrolled = _Unrolled(self.states, state)
+        try:
+            unrolled.search(2, (), state, 0, ())
+        except _TooBig:
             return None
-        table = []
-        for mask in range(1 << len(conditional)):
-            held = {i for bit, i in enumerate(conditional) if mask >> bit & 1}
-            chosen = [i for i, t in enumerate(transitions) if t[1] is None or i in held]
-            edges = [transitions[i] for i in chosen]
-            takes = sum(1 for t in edges if t[0] == _TAKE)
-            ignores = sum(1 for t in edges if t[0] == _IGNORE and t[2] != state.name)
-            unchanged = (not edges and state.is_start) or (
-                len(edges) == 1 and edges[0][0] == _IGNORE and edges[0][2] == state.name
-            )
-            table.append((edges, takes, ignores, [finals[i] for i in chosen] if takes else None, unchanged))
-        if not conditional:
-            decision = table[0]
+        if not unrolled.evaluators:
+            decision = unrolled.decisions[0]
             return lambda event: decision
-        names = {"table": tuple(table), "pages": [transitions[i][4] for i in conditional], "ConditionError": ConditionError}
-        lines = ["def decide(event):", "    i = 0", "    try:", "        m = 0"]
-        for bit, i in enumerate(conditional):
-            names[f"f{bit}"] = transitions[i][1]
-            lines += [f"        i = {bit}", f"        if f{bit}(event):", f"            m |= {1 << bit}"]
-        lines += [
-            "    except Exception as exc:",
-            "        raise ConditionError(pages[i], event, exc) from exc",
-            "    return table[m]",
-        ]
-        exec("\n".join(lines), names)  # noqa: S102 - generated from the pattern, no user text
+        names: dict[str, Any] = {
+            "decisions": tuple(unrolled.decisions),
+            "pages": tuple(unrolled.pages),
+            "ConditionError": ConditionError,
+        }
+        for k, evaluator in enumerate(unrolled.evaluators):
+            names[f"f{k}"] = evaluator
+        code = "\n".join(
+            [
+                "def decide(event):",
+                "    i = 0",
+                "    try:",
+                *unrolled.lines,
+                "    except Exception as exc:",
+                "        raise ConditionError(pages[i], event, exc) from exc",
+            ]
+        )
+        exec(code, names)  # noqa: S102 - generated from the compiled states, no user text
         return names["decide"]
-
-    def _static_final(self, name: str) -> tuple[bool, str | None]:
-        """``(True, final)`` when the final state reached by PROCEED from ``name`` needs no
-        condition (``_find_final_state_after_proceed`` without evaluating anything)."""
-        states = self.states
-        stack = [states[name]]
-        seen: set[str] = set()
-        while stack:
-            st = stack.pop()
-            if st.name in seen:
-                return False, None  # a PROCEED cycle: leave it to the budgeted search
-            seen.add(st.name)
-            for t in st.transitions:
-                if t[0] != _PROCEED:
-                    continue
-                if t[1] is not None:
-                    return False, None
-                target = states[t[2]]
-                if target.is_final:
-                    return True, target.name
-                stack.append(target)
-        return True, None
 
     def _reaches_iterative(self, name: str) -> bool:
         seen: set[str] = set()
@@ -708,6 +677,136 @@ class NFA:
             if prune(run):
                 buffer.release_node(run.previous_entry, run.version)
         runs.remove_if(prune)
+
+
+class _TooBig(Exception):
+    """The unrolled search would be too large (or loops): decide by searching instead."""
+
+
+class _Unrolled:
+    """``_decide``'s search for one state, unrolled into the lines of a generated function.
+
+    ``search`` follows the depth-first search of ``_decide``: a transition without a
+    condition is applied, one with a condition becomes ``if f<k>(event):`` with the search
+    continued on both sides. Once the search is done, the PROCEED search for a final state
+    after each TAKE edge (``_find_final_state_after_proceed``) is unrolled the same way; at the
+    end of every branch the decision is made and the line returns it.
+    """
+
+    MAX_CONDITIONS = 64
+    MAX_STEPS = 2000
+
+    def __init__(self, states: dict[str, CompiledState], state: CompiledState) -> None:
+        self.states = states
+        self.state = state
+        self.lines: list[str] = []
+        self.evaluators: list[Any] = []
+        self.pages: list[str] = []
+        self.decisions: list[tuple[Any, ...]] = []
+        self.steps = 0
+
+    def _next(
+        self, stack: tuple[CompiledState, ...], st: CompiledState | None, k: int
+    ) -> tuple[tuple[CompiledState, ...], CompiledState, int, tuple[Any, ...]] | None:
+        """The search's next transition: ``(stack, state, index after it, transition)``, None at
+        its end (``st`` None: pop the next state off the stack)."""
+        while True:
+            self.steps += 1
+            if self.steps > self.MAX_STEPS:
+                raise _TooBig
+            if st is None:
+                if not stack:
+                    return None
+                st, stack, k = stack[-1], stack[:-1], 0
+            if k < len(st.transitions):
+                return stack, st, k + 1, st.transitions[k]
+            st = None
+
+    def _condition(self, depth: int, transition: tuple[Any, ...]) -> None:
+        if transition[6] or len(self.evaluators) >= self.MAX_CONDITIONS:
+            raise _TooBig  # reads the partial match, or too many branches
+        k = len(self.evaluators)
+        self.evaluators.append(transition[1])
+        self.pages.append(transition[4])
+        pad = "    " * depth
+        self.lines += [f"{pad}i = {k}", f"{pad}if f{k}(event):"]
+
+    def search(
+        self, depth: int, stack: tuple[CompiledState, ...], st: CompiledState | None, k: int, edges: tuple[Any, ...]
+    ) -> None:
+        """Continue the search in state ``st`` at transition ``k`` (``st`` None: pop the stack)."""
+        while True:
+            step = self._next(stack, st, k)
+            if step is None:
+                self.finals(depth, edges, 0, ())
+                return
+            stack, st, k, transition = step
+            if transition[0] == _PROCEED:
+                held_stack, held_edges = (*stack, self.states[transition[2]]), edges
+            else:
+                held_stack, held_edges = stack, (*edges, transition)
+            if transition[1] is None:
+                stack, edges = held_stack, held_edges
+                continue
+            self._condition(depth, transition)
+            self.search(depth + 1, held_stack, st, k, held_edges)
+            self.lines.append("    " * depth + "else:")
+            self.search(depth + 1, stack, st, k, edges)
+            return
+
+    def finals(self, depth: int, edges: tuple[Any, ...], j: int, found: tuple[str | None, ...]) -> None:
+        """The final state after PROCEED for each TAKE edge from ``j`` on, then the decision."""
+        while j < len(edges) and edges[j][0] != _TAKE:
+            found = (*found, None)
+            j += 1
+        if j == len(edges):
+            self.decide(depth, edges, found)
+            return
+        self.final_search(depth, edges, j, found, (), self.states[edges[j][2]], 0)
+
+    def final_search(
+        self,
+        depth: int,
+        edges: tuple[Any, ...],
+        j: int,
+        found: tuple[str | None, ...],
+        stack: tuple[CompiledState, ...],
+        st: CompiledState | None,
+        k: int,
+    ) -> None:
+        """Continue the PROCEED search for edge ``j``'s final state in ``st`` at transition ``k``."""
+        while True:
+            step = self._next(stack, st, k)
+            if step is None:
+                self.finals(depth, edges, j + 1, (*found, None))
+                return
+            stack, st, k, transition = step
+            if transition[0] != _PROCEED:
+                continue
+            target = self.states[transition[2]]
+            if transition[1] is not None:
+                self._condition(depth, transition)
+                if target.is_final:
+                    self.finals(depth + 1, edges, j + 1, (*found, target.name))
+                else:
+                    self.final_search(depth + 1, edges, j, found, (*stack, target), st, k)
+                self.lines.append("    " * depth + "else:")
+                self.final_search(depth + 1, edges, j, found, stack, st, k)
+                return
+            if target.is_final:
+                self.finals(depth, edges, j + 1, (*found, target.name))
+                return
+            stack = (*stack, target)
+
+    def decide(self, depth: int, edges: tuple[Any, ...], finals: tuple[str | None, ...]) -> None:
+        name = self.state.name
+        takes = sum(1 for t in edges if t[0] == _TAKE)
+        ignores = sum(1 for t in edges if t[0] == _IGNORE and t[2] != name)
+        unchanged = (not edges and self.state.is_start) or (
+            len(edges) == 1 and edges[0][0] == _IGNORE and edges[0][2] == name
+        )
+        self.lines.append("    " * depth + f"return decisions[{len(self.decisions)}]")
+        self.decisions.append((list(edges), takes, ignores, list(finals) if takes else None, unchanged))
 
 
 def _raise_proceed_loop(state_name: str, event: Any) -> None:
