@@ -303,3 +303,25 @@ def test_a_condition_raising_behind_a_proceed_edge_names_its_own_step():
     with pytest.raises(ConditionError) as raised:
         nfa.process(buffer, state, Event(name="x"), 1)
     assert raised.value.step == "b"
+
+
+@SETTINGS
+@given(pattern_specs(), event_streams)
+def test_next_deadline_is_the_earliest_timeout_of_any_run(spec, evs):
+    """The deadline read off the queue's head is the minimum over all runs' windows."""
+    _, nfa = compile_or_reject(spec)
+    state, buffer = fresh(nfa)
+    for e in evs:
+        nfa.advance_time(buffer, state, e.ts)
+        nfa.process(buffer, state, e, e.ts)
+        due = [
+            t
+            for run in state.partial_matches
+            if run.start_event_id is not None
+            for t in (
+                run.start_timestamp + nfa.window_time if nfa.window_time > 0 else None,
+                run.previous_timestamp + nfa.window_times[run.state] if nfa.window_times.get(run.state, 0) > 0 else None,
+            )
+            if t is not None
+        ]
+        assert nfa.next_deadline(state) == (min(due) if due else None)

@@ -260,9 +260,16 @@ class NFA:
 
     def next_deadline(self, state: NFAState) -> int | None:
         """The earliest time at which ``advance_time`` would time out a run."""
-        deadline: int | None = None
         window_time = self.window_time
         window_times = self.window_times
+        if not window_times:
+            # only the pattern's window: the queue's head has the earliest start (runs are
+            # ordered by their start event, whose timestamp is the run's start timestamp)
+            runs = state.partial_matches.queue
+            if window_time <= 0 or not runs or runs[0].start_event_id is None:
+                return None
+            return runs[0].start_timestamp + window_time  # type: ignore[no-any-return]
+        deadline: int | None = None
         for run in state.partial_matches:
             if run.start_event_id is None:
                 continue
@@ -270,8 +277,6 @@ class NFA:
                 t = run.start_timestamp + window_time
                 if deadline is None or t < deadline:
                     deadline = t
-            if not window_times:
-                continue
             w = window_times.get(run.state)
             if w is not None and w > 0:
                 t = run.previous_timestamp + w
@@ -318,92 +323,90 @@ class NFA:
     ) -> list[Match]:
         """Feed one event; return the matches it completes (Flink's ``process``)."""
         handle = _EventHandle(event, timestamp)
+        skip = skip_strategy or self.skip_strategy
         try:
-            return self._do_process(buffer, state, handle, skip_strategy or self.skip_strategy)
+            states = self.states
+            needs_context = self._needs_context
+            # Phase 1 evaluates every condition before anything changes, so that a condition that
+            # raises leaves the key's runs and buffer untouched.  Reading first and writing second
+            # gives Flink's results: a run's conditions only read its own, unchanged, path.
+            # Decisions of states whose conditions are all simple depend only on the event.
+            cache: dict[str, Any] = {}
+            tables = self._tables
+            kinds = self._kinds
+            runs = state.partial_matches.queue
+            # decisions[i] for runs[i], None when the run survives unchanged (same version, same
+            # entry: Flink's lock + release of the entry cancel out); built at the first change
+            decisions: list[Any] | None = None
+            first = 0
+            decision: Any
+            for i, run in enumerate(runs):
+                name = run.state
+                if needs_context[name]:
+                    decision = self._decide(buffer, run, handle, states[name], None)
+                else:
+                    decision = cache.get(name)
+                    if decision is None:
+                        table = tables[name]
+                        if table is not None:
+                            decision = cache[name] = table(handle.event)
+                        else:
+                            decision = cache[name] = self._decide(buffer, run, handle, states[name], cache)
+                if decision[4]:
+                    continue
+                if decisions is None:
+                    first = i
+                    decisions = [None] * (len(runs) - i)
+                decisions[i - first] = decision
+            if decisions is None:
+                # every run survives unchanged: the queue would be rebuilt identical (re-adding a
+                # valid heap in array order keeps its layout)
+                return []
+            # Phase 2: apply. The unchanged runs before the first change keep their places.
+            new_partial = JavaPriorityQueue()
+            new_partial.queue = runs[:first]
+            potential = JavaPriorityQueue()
+            for run, planned_decision in zip(runs[first:], decisions, strict=True):
+                if planned_decision is None:
+                    new_partial.add(run)
+                    continue
+                next_runs = self._compute_next_states(buffer, state, run, handle, planned_decision)
+                retain = []
+                discard = False
+                for new_run in next_runs:
+                    kind = kinds[new_run.state]
+                    if kind is _ALIVE:
+                        retain.append(new_run)
+                    elif kind is _FINAL:
+                        potential.add(new_run)
+                    else:
+                        discard = True
+                        buffer.release_node(new_run.previous_entry, new_run.version)
+                if discard:
+                    for new_run in retain:
+                        buffer.release_node(new_run.previous_entry, new_run.version)
+                else:
+                    for new_run in retain:
+                        new_partial.add(new_run)
+            result: list[Match] = []
+            if self._skips if skip is self.skip_strategy else skip.is_skip_strategy():
+                self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
+            else:
+                for match in potential:
+                    if match.match is not None:
+                        # the cached partial match is the path extraction would give (see _current_match);
+                        # copied, as its lists are shared with other runs
+                        result.append({page: list(events) for page, events in _current_match(buffer, match).items()})
+                    else:
+                        paths = buffer.extract_patterns(match.previous_entry, match.version)
+                        result.append(buffer.materialize_match(paths[0]))
+                    buffer.release_node(match.previous_entry, match.version)
+            state.partial_matches = new_partial
+            return result
         finally:
             # the event's own lock, taken when a run first stored it
             if handle.event_id is not None:
                 buffer.release_event(handle.event_id)
-
-    def _do_process(self, buffer: SharedBuffer, state: NFAState, handle: _EventHandle, skip: Any) -> list[Match]:
-        states = self.states
-        needs_context = self._needs_context
-        # Phase 1 evaluates every condition before anything changes, so that a condition that
-        # raises leaves the key's runs and buffer untouched.  Reading first and writing second
-        # gives Flink's results: a run's conditions only read its own, unchanged, path.
-        # Decisions of states whose conditions are all simple depend only on the event.
-        cache: dict[str, Any] = {}
-        tables = self._tables
-        kinds = self._kinds
-        runs = state.partial_matches.queue
-        # decisions[i] for runs[i], None when the run survives unchanged (same version, same
-        # entry: Flink's lock + release of the entry cancel out); built at the first change
-        decisions: list[Any] | None = None
-        first = 0
-        decision: Any
-        for i, run in enumerate(runs):
-            name = run.state
-            if needs_context[name]:
-                decision = self._decide(buffer, run, handle, states[name], None)
-            else:
-                decision = cache.get(name)
-                if decision is None:
-                    table = tables[name]
-                    if table is not None:
-                        decision = cache[name] = table(handle.event)
-                    else:
-                        decision = cache[name] = self._decide(buffer, run, handle, states[name], cache)
-            if decision[4]:
-                continue
-            if decisions is None:
-                first = i
-                decisions = [None] * (len(runs) - i)
-            decisions[i - first] = decision
-        if decisions is None:
-            # every run survives unchanged: the queue would be rebuilt identical (re-adding a
-            # valid heap in array order keeps its layout)
-            return []
-        # Phase 2: apply. The unchanged runs before the first change keep their places.
-        new_partial = JavaPriorityQueue()
-        new_partial.queue = runs[:first]
-        potential = JavaPriorityQueue()
-        for run, planned_decision in zip(runs[first:], decisions, strict=True):
-            if planned_decision is None:
-                new_partial.add(run)
-                continue
-            next_runs = self._compute_next_states(buffer, state, run, handle, planned_decision)
-            retain = []
-            discard = False
-            for new_run in next_runs:
-                kind = kinds[new_run.state]
-                if kind is _ALIVE:
-                    retain.append(new_run)
-                elif kind is _FINAL:
-                    potential.add(new_run)
-                else:
-                    discard = True
-                    buffer.release_node(new_run.previous_entry, new_run.version)
-            if discard:
-                for new_run in retain:
-                    buffer.release_node(new_run.previous_entry, new_run.version)
-            else:
-                for new_run in retain:
-                    new_partial.add(new_run)
-        result: list[Match] = []
-        if self._skips if skip is self.skip_strategy else skip.is_skip_strategy():
-            self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
-        else:
-            for match in potential:
-                if match.match is not None:
-                    # the cached partial match is the path extraction would give (see _current_match);
-                    # copied, as its lists are shared with other runs
-                    result.append({page: list(events) for page, events in _current_match(buffer, match).items()})
-                else:
-                    paths = buffer.extract_patterns(match.previous_entry, match.version)
-                    result.append(buffer.materialize_match(paths[0]))
-                buffer.release_node(match.previous_entry, match.version)
-        state.partial_matches = new_partial
-        return result
 
     def _decide(
         self,

@@ -579,7 +579,8 @@ class CepOperator:
             if timers and timers[0] <= watermark:
                 del timers[: bisect_right(timers, watermark)]
             if times:
-                # _settle's usual case (event time: _fire_key is not used in processing time), inlined: more elements are buffered, index the key again
+                # _settle's usual case, inlined (event time only: _fire_key is not used in
+                # processing time): more elements are buffered, index the key again
                 due = times[0] if not timers or times[0] <= timers[0] else timers[0]
                 entry = ks.entry = (due, next(self._push), ks)
                 heapq.heappush(self._heap, entry)

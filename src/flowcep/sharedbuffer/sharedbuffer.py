@@ -68,10 +68,15 @@ class _EdgeIndex:
             if bucket is None:
                 continue
             digit = version[j]
+            # plain loops: buckets hold one or two edges, a generator per bucket cost more
             if j < last:
-                found.extend(edge for edge in bucket if edge[_VERSION][-1] == digit)
+                for edge in bucket:
+                    if edge[_VERSION][-1] == digit:
+                        found.append(edge)
             else:
-                found.extend(edge for edge in bucket if edge[_VERSION][-1] <= digit)
+                for edge in bucket:
+                    if edge[_VERSION][-1] <= digit:
+                        found.append(edge)
         return found
 
     def remove(self, edge: list[Any]) -> None:
