@@ -503,6 +503,7 @@ class NFA:
         previous_entry = run.previous_entry
         timestamp = handle.timestamp
         lock_node = buffer.lock_node
+        handed_over = False
         for i, edge in enumerate(edges):
             target = edge[2]
             if edge[0] == _IGNORE:
@@ -521,13 +522,18 @@ class NFA:
                     lock_node(previous_entry, new_version)
                 new_run.match = run.match  # ignoring changes no partial match
             else:  # TAKE
+                # the last TAKE stores the event under the run's own version: the run's lock on
+                # its node passes to the new edge (Flink locks for the edge and releases the
+                # run's lock at the end; the two cancel out)
+                hand_over = take_branches_to_visit == 0 and previous_entry is not None
                 current_version = _increase(version, take_branches_to_visit)
                 next_version = current_version + (0,)
                 take_branches_to_visit -= 1
                 event_id = handle.event_id
                 if event_id is None:
                     event_id = handle.event_id = buffer.register_event(handle.event, timestamp)
-                new_entry = buffer.put(edge[4], event_id, previous_entry, current_version)
+                new_entry = buffer.put(edge[4], event_id, previous_entry, current_version, not hand_over)
+                handed_over = handed_over or hand_over
                 if is_start:
                     start_timestamp = timestamp
                     start_event_id: EventId | None = event_id
@@ -553,7 +559,7 @@ class NFA:
         if is_start:
             start_version = _increase(version, _self_state(total_ignores, total_takes))
             result.append(ComputationState.start(current_name, start_version))
-        if previous_entry is not None:
+        if previous_entry is not None and not handed_over:
             buffer.release_node(previous_entry, version)
         return result
 

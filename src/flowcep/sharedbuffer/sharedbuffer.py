@@ -141,9 +141,21 @@ class SharedBuffer:
         return self.events[event_id][0]
 
     # -- nodes --------------------------------------------------------------
-    def put(self, page: str, event_id: EventId, previous: NodeId | None, version: DeweyNumber) -> NodeId:
-        """Add an edge ``(previous, version)`` to the node of ``event_id`` in ``page``."""
-        if previous is not None:
+    def put(
+        self,
+        page: str,
+        event_id: EventId,
+        previous: NodeId | None,
+        version: DeweyNumber,
+        lock_previous: bool = True,
+    ) -> NodeId:
+        """Add an edge ``(previous, version)`` to the node of ``event_id`` in ``page``.
+
+        The edge locks ``previous`` with ``version``; ``lock_previous=False`` hands over a lock
+        the caller holds with that same version instead (a run that moves on by this edge and
+        would release its own lock right after).
+        """
+        if previous is not None and lock_previous:
             self.lock_node(previous, version)
         node_id = (event_id, page)
         node = self.entries.get(node_id)
