@@ -363,9 +363,8 @@ class NFA:
                 # valid heap in array order keeps its layout)
                 return []
             # Phase 2: apply. The unchanged runs before the first change keep their places.
-            new_partial = JavaPriorityQueue()
-            new_partial.queue = runs[:first]
-            potential = JavaPriorityQueue()
+            new_partial = JavaPriorityQueue.of_heap(runs[:first])
+            potential = JavaPriorityQueue.of_heap([])
             for run, planned_decision in zip(runs[first:], decisions, strict=True):
                 if planned_decision is None:
                     new_partial.add(run)
@@ -393,10 +392,14 @@ class NFA:
                 self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
             else:
                 for match in potential:
-                    if match.match is not None:
-                        # the cached partial match is the path extraction would give (see _current_match);
-                        # copied, as its lists are shared with other runs
-                        result.append({page: list(events) for page, events in _current_match(buffer, match).items()})
+                    chain = match.match
+                    if type(chain) is tuple:
+                        # the path extraction would give (see _current_match), built afresh from
+                        # the chain for this match alone
+                        result.append(_current_match(buffer, match))
+                    elif chain is not None:
+                        # built before: its lists may be shared with other runs
+                        result.append({page: list(events) for page, events in chain.items()})
                     else:
                         paths = buffer.extract_patterns(match.previous_entry, match.version)
                         result.append(buffer.materialize_match(paths[0]))
