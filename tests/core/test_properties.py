@@ -307,8 +307,9 @@ def test_a_condition_raising_behind_a_proceed_edge_names_its_own_step():
 
 @SETTINGS
 @given(pattern_specs(), event_streams)
-def test_next_deadline_is_the_earliest_timeout_of_any_run(spec, evs):
-    """The deadline read off the queue's head is the minimum over all runs' windows."""
+def test_the_queue_head_gives_the_next_deadline_and_emptiness(spec, evs):
+    """The deadline read off the queue's head is the minimum over all runs' windows, and the
+    state is empty exactly when no run has started."""
     _, nfa = compile_or_reject(spec)
     state, buffer = fresh(nfa)
     for e in evs:
@@ -325,3 +326,7 @@ def test_next_deadline_is_the_earliest_timeout_of_any_run(spec, evs):
             if t is not None
         ]
         assert nfa.next_deadline(state) == (min(due) if due else None)
+        # is_empty() reads the queue's head too
+        assert state.is_empty() == (
+            not list(state.completed_matches) and all(run.start_event_id is None for run in state.partial_matches)
+        )

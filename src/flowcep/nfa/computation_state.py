@@ -102,9 +102,11 @@ class NFAState:
 
     def is_empty(self) -> bool:
         """Only start runs are left, and nothing is held back."""
-        if self.completed_matches:
+        if self.completed_matches.queue:
             return False
-        return all(run.start_event_id is None for run in self.partial_matches)
+        # runs are ordered by start event and start runs come last: look at the head only
+        runs = self.partial_matches.queue
+        return not runs or runs[0].start_event_id is None
 
     def partial_match_count(self) -> int:
         return sum(1 for run in self.partial_matches if run.start_event_id is not None)

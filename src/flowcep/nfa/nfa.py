@@ -125,6 +125,16 @@ def _current_match(buffer: SharedBuffer, run: ComputationState) -> Match:
     return match
 
 
+def _own_match(buffer: SharedBuffer, run: ComputationState) -> Match:
+    """The partial match of a run that leaves (emitted or timed out), in lists of its own."""
+    match = run.match
+    if type(match) is dict:
+        # built before, maybe handed to other runs by IGNORE: copy
+        return {page: list(events) for page, events in match.items()}
+    # built now, from the chain or by extraction, for this run alone
+    return _current_match(buffer, run)
+
+
 def _self_state(increase_ignores: int, takes: int) -> int:
     """Flink's ``calculateIncreasingSelfState``."""
     return 0 if takes == 0 and increase_ignores == 0 else increase_ignores + max(1, takes)
@@ -392,17 +402,7 @@ class NFA:
                 self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
             else:
                 for match in potential:
-                    chain = match.match
-                    if type(chain) is tuple:
-                        # the path extraction would give (see _current_match), built afresh from
-                        # the chain for this match alone
-                        result.append(_current_match(buffer, match))
-                    elif chain is not None:
-                        # built before: its lists may be shared with other runs
-                        result.append({page: list(events) for page, events in chain.items()})
-                    else:
-                        paths = buffer.extract_patterns(match.previous_entry, match.version)
-                        result.append(buffer.materialize_match(paths[0]))
+                    result.append(_own_match(buffer, match))
                     buffer.release_node(match.previous_entry, match.version)
             state.partial_matches = new_partial
             return result
@@ -635,8 +635,7 @@ class NFA:
                     potential.add(run)
                     continue
                 if self.handle_timeout:
-                    # a copy: the cached lists are shared with other runs' partial matches
-                    partial = {page: list(events) for page, events in _current_match(buffer, run).items()}
+                    partial = _own_match(buffer, run)
                     at = run.previous_timestamp + w if by_previous and w is not None else run.start_timestamp + window_time
                     timed_out.append((partial, at))
                 buffer.release_node(run.previous_entry, run.version)
