@@ -112,3 +112,18 @@ def test_errors_are_malformed_pattern_exceptions_with_the_message_as_str():
     p = Pattern.begin("a").followed_by("a")
     with pytest.raises(MalformedPatternException, match=re.escape("Duplicate pattern name: a.")):
         NFACompiler.compile(p)
+
+
+def test_an_optional_step_after_a_negation_that_leads_into_a_proceed_cycle():
+    # Flink's compiler copies the cycle without end (StackOverflowError, oracle case s6174-658);
+    # flowcep names what it found (docs/semantics.md 10.5)
+    group = Pattern.begin("p0").not_followed_by("p1").followed_by("p2").optional()
+    p = Pattern.begin(group).followed_by(Pattern.begin("p3").optional()).one_or_more()
+    message = compile_error(p)
+    assert message.startswith("Cannot compile the pattern: the optional step 'p2' after 'p1'")
+    assert "cycle of PROCEED edges" in message and "StackOverflowError" in message
+
+
+def test_the_same_steps_without_the_loop_compile():
+    group = Pattern.begin("p0").not_followed_by("p1").followed_by("p2").optional()
+    NFACompiler.compile(Pattern.begin(group).followed_by(Pattern.begin("p3").optional()))

@@ -693,7 +693,8 @@ public class FlinkCepOracle {
                 matches = c.timeout
                         ? ps.process(new Proc(slot, slot * OFFSET), Types.STRING)
                         : ps.process(new ProcNoTimeout(slot), Types.STRING);
-            } catch (Exception ex) {
+            } catch (Exception | StackOverflowError ex) {
+                // StackOverflowError: the compiler copies a PROCEED cycle without end (semantics.md 10.5)
                 c.result.set("error", errorJson(ex, "compile"));
                 continue;
             }

@@ -42,12 +42,20 @@ def test_sample_agrees_with_recorded_flink(sample: dict[str, Any]) -> None:
 
 
 # Reduced cases of intentional deviations (docs/semantics.md 10): what each side does is asserted.
-DEVIATIONS = {"div-a-s1-28": "Flink throws a NullPointerException, flowcep runs the pattern (10.1)"}
+DEVIATIONS = {
+    "div-a-s1-28": "Flink throws a NullPointerException, flowcep runs the pattern (10.1)",
+    "s6174-658-reduced": "Flink's compiler overflows its stack, flowcep names the PROCEED cycle (10.5)",
+}
 
 
 @pytest.mark.parametrize("sample", DIVERGENCES, ids=[s["case"]["id"] for s in DIVERGENCES])
 def test_divergence_agrees_with_recorded_flink(sample: dict[str, Any]) -> None:
     mine = flowcep_runner.run_case(sample["case"])
+    if sample["case"]["id"] == "s6174-658-reduced":
+        assert (sample["flink"]["error"]["type"], sample["flink"]["error"]["stage"]) == ("StackOverflowError", "compile")
+        assert mine["error"]["type"] == "MalformedPatternException"
+        assert "cycle of PROCEED edges" in mine["error"]["message"]
+        return
     if sample["case"]["id"] in DEVIATIONS:
         assert sample["flink"]["error"]["type"] == "NullPointerException"
         assert mine["error"] is None

@@ -252,10 +252,21 @@ class _Compiler:
             stop = self._create_stop_state(not_condition, following.name)
             state.add_proceed(stop, not_condition)
 
-    def _copy_without_transitive_nots(self, sink: State) -> State:
+    def _copy_without_transitive_nots(self, sink: State, path: tuple[State, ...] = ()) -> State:
         not_conditions = self._current_not_conditions()
         if not not_conditions or not _is(self.current, _OPTIONAL):
             return sink
+        if any(state is sink for state in path):
+            # Flink copies PROCEED targets recursively without remembering what it copied: on a
+            # cycle it never stops (StackOverflowError when the job is built)
+            raise MalformedPatternException(
+                f"Cannot compile the pattern: the optional step {self.current.name!r} after "
+                f"{', '.join(repr(name) for _, name in not_conditions)} (notFollowedBy/notNext) "
+                f"leads into a cycle of PROCEED edges through state {sink.name!r}, which Flink's "
+                "compiler copies without end (Flink 2.3 fails with a StackOverflowError). Make a "
+                "step of the looping group that follows mandatory."
+            )
+        path = (*path, sink)
         copy = self._new_state(sink.name, sink.state_type)
         not_names = {name for _, name in not_conditions}
         for t in sink.transitions:
@@ -265,7 +276,7 @@ class _Compiler:
                     if target.name in not_names:
                         continue
                 else:
-                    target = self._copy_without_transitive_nots(target)
+                    target = self._copy_without_transitive_nots(target, path)
                 copy.add_transition(t.action, target, t.condition)
             else:
                 copy.add_transition(t.action, copy if t.target is sink else t.target, t.condition)
