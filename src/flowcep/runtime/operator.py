@@ -275,11 +275,7 @@ class CepOperator:
                 else:
                     elements.append(event)
         if watermark > self._watermark:
-            self._fire_base = self._watermark + 1
-            self._watermark = watermark
-            heap = self._heap
-            if heap and heap[0][0] <= watermark:
-                self._fire(watermark, out)
+            self._advance_watermark(watermark, out)
         return out
 
     def _inert(self, event: Any, ts: int, watermark: int) -> bool:
@@ -545,14 +541,10 @@ class CepOperator:
         if timers and timers[0] <= watermark:
             del timers[: bisect_right(timers, watermark)]
         done = 0
-        state = ks.state
         try:
             while done < n:
                 t = times[done]
-                # _advance's own test first, inlined: most timestamps time nothing out
-                deadline = ks.deadline
-                if deadline is not None and (deadline is _UNKNOWN or deadline <= t) or state.completed_matches.queue:
-                    self._advance(ks, t, out)
+                self._advance(ks, t, out)
                 elements = queue[t]
                 if sort_key is not None and len(elements) > 1:
                     elements.sort(key=sort_key)
@@ -561,9 +553,7 @@ class CepOperator:
                 done += 1
             # also when the last buffered timestamp is the watermark: a run that left a proceed
             # edge by ignoring the event keeps its older previous timestamp and may be due now
-            deadline = ks.deadline
-            if deadline is not None and (deadline is _UNKNOWN or deadline <= watermark) or state.completed_matches.queue:
-                self._advance(ks, watermark, out)
+            self._advance(ks, watermark, out)
         except BaseException:
             if done < n and not queue.get(times[done]):
                 queue.pop(times[done], None)
@@ -578,14 +568,7 @@ class CepOperator:
             # Flink, only to advance time to the watermark again, which changes nothing
             if timers and timers[0] <= watermark:
                 del timers[: bisect_right(timers, watermark)]
-            if times:
-                # _settle's usual case, inlined (event time only: _fire_key is not used in
-                # processing time): more elements are buffered, index the key again
-                due = times[0] if not timers or times[0] <= timers[0] else timers[0]
-                entry = ks.entry = (due, next(self._push), ks)
-                heapq.heappush(self._heap, entry)
-            else:
-                self._settle(ks)
+            self._settle(ks)
 
     def _advance(self, ks: _KeyState, timestamp: int, out: list[Output]) -> None:
         """``advance_time`` unless no run can time out by ``timestamp`` and no match is held back
