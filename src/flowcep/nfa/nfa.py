@@ -53,8 +53,8 @@ class CompiledState:
         self.is_final = state.state_type is StateType.Final
         self.is_stop = state.state_type is StateType.Stop
         self.is_pending = state.state_type is StateType.Pending
-        # (action code, evaluator or None, target name, source name, source page, loops on its own
-        # state, evaluator takes the context)
+        # (action code, evaluator or None, target name, source name, source page, evaluator
+        # takes the context)
         self.transitions: tuple[tuple[Any, ...], ...] = ()
         self.iterative = False
 
@@ -135,6 +135,12 @@ def _own_match(buffer: SharedBuffer, run: ComputationState) -> Match:
     return _current_match(buffer, run)
 
 
+def _unchanged(state: CompiledState, edges: Any) -> bool:
+    """Whether a run in ``state`` survives a decision with ``edges`` as it is: it only ignores
+    the event on its own state, or it is a start run that nothing starts."""
+    return (not edges and state.is_start) or (len(edges) == 1 and edges[0][0] == _IGNORE and edges[0][2] == state.name)
+
+
 def _self_state(increase_ignores: int, takes: int) -> int:
     """Flink's ``calculateIncreasingSelfState``."""
     return 0 if takes == 0 and increase_ignores == 0 else increase_ignores + max(1, takes)
@@ -179,17 +185,8 @@ class NFA:
                 action = _ACTION_CODE[t.action]
                 evaluator, takes_context = compile_condition(t.condition)
                 iterative = iterative or takes_context
-                is_self_ignore = action == _IGNORE and t.target.name == compiled.name
                 transitions.append(
-                    (
-                        action,
-                        evaluator,
-                        target.name,
-                        t.source.name,
-                        original_name(t.source.name),
-                        is_self_ignore,
-                        takes_context,
-                    )
+                    (action, evaluator, target.name, t.source.name, original_name(t.source.name), takes_context)
                 )
             compiled.transitions = tuple(transitions)
             compiled.iterative = iterative
@@ -201,7 +198,6 @@ class NFA:
         # A looping group whose steps can all be skipped has a cycle of PROCEED edges; when its
         # conditions hold, Flink's depth-first search never ends.  flowcep stops and says so.
         self._proceed_budget = 1000 * (len(self.states) + 1)
-        self._skips = skip_strategy.is_skip_strategy()
         # what a new run's state means for it: it lives on, it has matched, or it must stop
         self._kinds = {
             name: _FINAL if st.is_final else _STOP if st.is_stop else _ALIVE for name, st in self.states.items()
@@ -259,7 +255,7 @@ class NFA:
             seen.add(current.name)
             if current.iterative:
                 return True
-            for action, _, target, _, _, _, _ in current.transitions:
+            for action, _, target, _, _, _ in current.transitions:
                 if action == _PROCEED:
                     stack.append(target)
         return False
@@ -398,7 +394,7 @@ class NFA:
                     for new_run in retain:
                         new_partial.add(new_run)
             result: list[Match] = []
-            if self._skips if skip is self.skip_strategy else skip.is_skip_strategy():
+            if skip.is_skip_strategy():
                 self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
             else:
                 for match in potential:
@@ -444,7 +440,7 @@ class NFA:
                 evaluator = transition[1]
                 if evaluator is not None:
                     try:
-                        ok = evaluator(event, ctx) if transition[6] else evaluator(event)
+                        ok = evaluator(event, ctx) if transition[5] else evaluator(event)
                     except Exception as exc:
                         raise ConditionError(transition[4], event, exc) from exc
                     if not ok:
@@ -479,10 +475,7 @@ class NFA:
                 if cacheable:
                     final_cache[key] = final  # type: ignore[index]
                 finals.append(final)
-        unchanged = (not edges and current.is_start) or (
-            len(edges) == 1 and edges[0][0] == _IGNORE and edges[0][2] == current_name
-        )
-        return edges, takes, ignores, finals, unchanged
+        return edges, takes, ignores, finals, _unchanged(current, edges)
 
     def _compute_next_states(
         self,
@@ -581,7 +574,7 @@ class NFA:
                 evaluator = transition[1]
                 if evaluator is not None:
                     try:
-                        ok = evaluator(event, ctx) if transition[6] else evaluator(event)
+                        ok = evaluator(event, ctx) if transition[5] else evaluator(event)
                     except Exception as exc:
                         raise ConditionError(transition[4], event, exc) from exc
                     if not ok:
@@ -734,7 +727,7 @@ class _Unrolled:
             st = None
 
     def _condition(self, depth: int, transition: tuple[Any, ...]) -> None:
-        if transition[6] or len(self.evaluators) >= self.MAX_CONDITIONS:
+        if transition[5] or len(self.evaluators) >= self.MAX_CONDITIONS:
             raise _TooBig  # reads the partial match, or too many branches
         k = len(self.evaluators)
         self.evaluators.append(transition[1])
@@ -813,11 +806,10 @@ class _Unrolled:
         name = self.state.name
         takes = sum(1 for t in edges if t[0] == _TAKE)
         ignores = sum(1 for t in edges if t[0] == _IGNORE and t[2] != name)
-        unchanged = (not edges and self.state.is_start) or (
-            len(edges) == 1 and edges[0][0] == _IGNORE and edges[0][2] == name
-        )
         self.lines.append("    " * depth + f"return decisions[{len(self.decisions)}]")
-        self.decisions.append((list(edges), takes, ignores, list(finals) if takes else None, unchanged))
+        self.decisions.append(
+            (list(edges), takes, ignores, list(finals) if takes else None, _unchanged(self.state, edges))
+        )
 
 
 def _raise_proceed_loop(state_name: str, event: Any) -> None:
