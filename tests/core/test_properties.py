@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from flowcep import AfterMatchSkipStrategy, ConditionError, MalformedPatternException, Pattern
 from flowcep.nfa import NFACompiler
+from flowcep.nfa.computation_state import NO_COMPLETED_MATCHES
 from flowcep.sharedbuffer import SharedBuffer
 from flowcep.sharedbuffer import sharedbuffer as sharedbuffer_module
 
@@ -169,6 +170,22 @@ def test_buffer_is_empty_once_every_run_has_ended(spec, evs):
         assert r.state.is_empty()
     if r.state.is_empty():
         assert r.buffer.is_empty()
+
+
+@SETTINGS
+@given(pattern_specs(), event_streams)
+def test_keys_holding_no_completed_match_share_one_queue_that_stays_empty(spec, evs):
+    # skip strategies hold completed matches back in a queue of the key's own; the shared queue
+    # of the keys that hold none must never be written
+    pattern, nfa = compile_or_reject(spec)
+    r = run_whole(nfa, evs, final=False)
+    assert not NO_COMPLETED_MATCHES.queue
+    if not r.state.completed_matches.queue:
+        assert r.state.completed_matches is NO_COMPLETED_MATCHES
+    finish(nfa, r.state, r.buffer, r)
+    assert not NO_COMPLETED_MATCHES.queue
+    if not r.state.completed_matches.queue:
+        assert r.state.completed_matches is NO_COMPLETED_MATCHES
 
 
 @SETTINGS

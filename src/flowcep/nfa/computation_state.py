@@ -88,6 +88,12 @@ class ComputationState:
         self.match = None
 
 
+# The completed-match queue of every key that holds none back: one shared queue that is never
+# changed (the NFA replaces it before adding). Most keys never hold a match back, and an empty
+# queue of their own would be two more objects per key for the garbage collector to walk.
+NO_COMPLETED_MATCHES: JavaPriorityQueue = JavaPriorityQueue()
+
+
 class NFAState:
     """Partial and completed (held back by a skip strategy) runs of one key."""
 
@@ -95,7 +101,7 @@ class NFAState:
 
     def __init__(self, runs: list[ComputationState] | None = None) -> None:
         self.partial_matches = JavaPriorityQueue(runs or ())
-        self.completed_matches = JavaPriorityQueue()
+        self.completed_matches = NO_COMPLETED_MATCHES
         # Flink's flag: a start run took an event with a timestamp > 0 (the operator then
         # registers a window timer); the operator resets it, it is not part of snapshots
         self.new_start_partial_match = False
@@ -112,10 +118,12 @@ class NFAState:
         return sum(1 for run in self.partial_matches if run.start_event_id is not None)
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.partial_matches, self.completed_matches)
+        completed = self.completed_matches
+        return (self.partial_matches, completed if completed.queue else None)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.partial_matches, self.completed_matches = state
+        self.partial_matches, completed = state
+        self.completed_matches = NO_COMPLETED_MATCHES if completed is None else completed
         self.new_start_partial_match = False
 
     def __repr__(self) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowcep.nfa.compiler import original_name
-from flowcep.nfa.computation_state import ComputationState, NFAState
+from flowcep.nfa.computation_state import NO_COMPLETED_MATCHES, ComputationState, NFAState
 from flowcep.nfa.conditions import compile_condition
 from flowcep.nfa.dewey import DeweyNumber
 from flowcep.nfa.heap import JavaPriorityQueue
@@ -650,7 +650,10 @@ class NFA:
         result: list[Match],
     ) -> None:
         completed = state.completed_matches
-        completed.add_all(potential)
+        if potential.queue:
+            if completed is NO_COMPLETED_MATCHES:
+                completed = state.completed_matches = JavaPriorityQueue()
+            completed.add_all(potential)
         earliest = completed.peek()
         waits = skip.is_skip_strategy()  # no_skip prunes nothing: nothing to wait for
         while earliest is not None:
@@ -664,6 +667,8 @@ class NFA:
             result.append(buffer.materialize_match(paths[0]))
             buffer.release_node(earliest.previous_entry, earliest.version)
             earliest = completed.peek()
+        if earliest is None and completed is not NO_COMPLETED_MATCHES:
+            state.completed_matches = NO_COMPLETED_MATCHES
 
     @staticmethod
     def _prune(buffer: SharedBuffer, skip: Any, runs: JavaPriorityQueue, paths: list[dict[str, list[EventId]]]) -> None:

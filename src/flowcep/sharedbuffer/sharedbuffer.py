@@ -1,6 +1,6 @@
 """The versioned, reference-counted shared buffer (Flink's ``SharedBuffer``).
 
-Every taken event is stored once (``EventId -> [event, refcount]``).  Nodes
+Every taken event is stored once (``EventId -> event``, its reference count apart).  Nodes
 ``NodeId = (EventId, page)`` hold edges back to the previous node, each edge
 tagged with the Dewey version of the run that created it and its own
 reference count.  Runs lock the node they point at; releasing cascades
@@ -109,10 +109,13 @@ def _by_seq(edge: list[Any]) -> int:
 class SharedBuffer:
     """Events and versioned match nodes of one key."""
 
-    __slots__ = ("events", "entries", "events_count")
+    __slots__ = ("events", "event_refs", "entries", "events_count")
 
     def __init__(self) -> None:
-        self.events: dict[EventId, list[Any]] = {}
+        self.events: dict[EventId, Any] = {}
+        # reference counts apart from the events: a dict of ints is not tracked by the garbage
+        # collector, a [event, count] holder per event was (one object less per stored event)
+        self.event_refs: dict[EventId, int] = {}
         self.entries: dict[NodeId, list[Any]] = {}
         self.events_count: dict[int, int] = {}
 
@@ -123,22 +126,26 @@ class SharedBuffer:
         seq = counts.get(timestamp, 0)
         counts[timestamp] = seq + 1
         event_id = (timestamp, seq)
-        self.events[event_id] = [event, 1]
+        self.events[event_id] = event
+        self.event_refs[event_id] = 1
         return event_id
 
     def lock_event(self, event_id: EventId) -> None:
-        self.events[event_id][1] += 1
+        self.event_refs[event_id] += 1
 
     def release_event(self, event_id: EventId) -> None:
-        holder = self.events.get(event_id)
-        if holder is None:
+        refs = self.event_refs
+        count = refs.get(event_id)
+        if count is None:
             return
-        holder[1] -= 1
-        if holder[1] <= 0:
+        if count > 1:
+            refs[event_id] = count - 1
+        else:
+            del refs[event_id]
             del self.events[event_id]
 
     def get_event(self, event_id: EventId) -> Any:
-        return self.events[event_id][0]
+        return self.events[event_id]
 
     # -- nodes --------------------------------------------------------------
     def put(
@@ -287,7 +294,7 @@ class SharedBuffer:
 
     def materialize_match(self, match: dict[str, list[EventId]]) -> dict[str, list[Any]]:
         events = self.events
-        return {page: [events[e][0] for e in ids] for page, ids in match.items()}
+        return {page: [events[e] for e in ids] for page, ids in match.items()}
 
     # -- time and size ------------------------------------------------------
     def advance_time(self, timestamp: int) -> None:
@@ -310,7 +317,7 @@ class SharedBuffer:
         return len(self.entries)
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.events, self.entries, self.events_count)
+        return (self.events, self.event_refs, self.entries, self.events_count)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.events, self.entries, self.events_count = state
+        self.events, self.event_refs, self.entries, self.events_count = state
