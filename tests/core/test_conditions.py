@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from flowcep import ConditionError, Pattern
 from flowcep.pattern import (
     BooleanConditions,
     Condition,
@@ -22,6 +23,8 @@ from flowcep.pattern import (
     not_,
     or_,
 )
+
+from .helpers import run
 
 
 class Ctx:
@@ -280,3 +283,35 @@ def test_composite_equality() -> None:
 def test_conditions_are_condition_instances() -> None:
     for cond in (Positive(), AboveStart(), SubtypeCondition(int), BooleanConditions.true_function()):
         assert isinstance(cond, Condition)
+
+
+# --- how often the NFA evaluates a condition ------------------------------------------------
+
+
+def test_a_followed_by_step_evaluates_its_condition_once_per_event():
+    # the step takes on ``is_b`` and ignores on ``not is_b``: one call tells both
+    calls: list[int] = []
+
+    def is_b(e: Any) -> bool:
+        calls.append(e.id)
+        return bool(e.name == "b")
+
+    p = Pattern.begin("a").where(lambda e: e.name == "a").followed_by("b").where(is_b)
+    assert run(p, "a1 c2 c3 b4") == [[1, 4]]
+    # a1 starts the run; c2, c3 and b4 are decided for it with one call each
+    assert calls == [2, 3, 4]
+
+
+def test_an_until_condition_that_raises_surfaces_although_the_step_condition_is_known():
+    # the loop's edges test ``and(not until, b)``: the until side comes first and is evaluated
+    def until(e: Any) -> bool:
+        if e.name == "x":
+            raise ValueError("until blew up")
+        return False
+
+    p = (
+        Pattern.begin("a").where(lambda e: e.name == "a")
+        .followed_by("b").where(lambda e: e.name == "b").one_or_more().until(until)
+    )
+    with pytest.raises(ConditionError, match="until blew up"):
+        run(p, "a1 b2 x3")

@@ -13,7 +13,7 @@ from typing import Any
 
 from flowcep.nfa.compiler import original_name
 from flowcep.nfa.computation_state import NO_COMPLETED_MATCHES, ComputationState, NFAState
-from flowcep.nfa.conditions import compile_condition
+from flowcep.nfa.conditions import And, Atom, Not, TrueCond, compile_condition
 from flowcep.nfa.dewey import DeweyNumber
 from flowcep.nfa.heap import JavaPriorityQueue
 from flowcep.nfa.state import IGNORE, PROCEED, TAKE, State, StateType
@@ -219,7 +219,7 @@ class NFA:
             return None
         unrolled = _Unrolled(self.states, state)
         try:
-            unrolled.search(2, (), state, 0, ())
+            unrolled.search(2, (), state, 0, (), {})
         except _TooBig:
             return None
         if not unrolled.evaluators:
@@ -741,29 +741,42 @@ class _Unrolled:
         self.lines += [f"{pad}i = {k}", f"{pad}if f{k}(event):"]
 
     def search(
-        self, depth: int, stack: tuple[CompiledState, ...], st: CompiledState | None, k: int, edges: tuple[Any, ...]
+        self,
+        depth: int,
+        stack: tuple[CompiledState, ...],
+        st: CompiledState | None,
+        k: int,
+        edges: tuple[Any, ...],
+        known: dict[int, bool],
     ) -> None:
-        """Continue the search in state ``st`` at transition ``k`` (``st`` None: pop the stack)."""
+        """Continue the search in state ``st`` at transition ``k`` (``st`` None: pop the stack);
+        ``known``: the user conditions whose value the branch taken so far tells."""
         while True:
             step = self._next(stack, st, k)
             if step is None:
-                self.finals(depth, edges, 0, ())
+                self.finals(depth, edges, 0, (), known)
                 return
             stack, st, k, transition = step
             if transition[0] == _PROCEED:
                 held_stack, held_edges = (*stack, self.states[transition[2]]), edges
             else:
                 held_stack, held_edges = stack, (*edges, transition)
-            if transition[1] is None:
+            cond = st.state.transitions[k - 1].condition
+            holds = True if transition[1] is None else _known_value(cond, known)
+            if holds is True:
                 stack, edges = held_stack, held_edges
                 continue
+            if holds is False:
+                continue
             self._condition(depth, transition)
-            self.search(depth + 1, held_stack, st, k, held_edges)
+            self.search(depth + 1, held_stack, st, k, held_edges, _learn(cond, True, known))
             self.lines.append("    " * depth + "else:")
-            self.search(depth + 1, stack, st, k, edges)
+            self.search(depth + 1, stack, st, k, edges, _learn(cond, False, known))
             return
 
-    def finals(self, depth: int, edges: tuple[Any, ...], j: int, found: tuple[str | None, ...]) -> None:
+    def finals(
+        self, depth: int, edges: tuple[Any, ...], j: int, found: tuple[str | None, ...], known: dict[int, bool]
+    ) -> None:
         """The final state after PROCEED for each TAKE edge from ``j`` on, then the decision."""
         while j < len(edges) and edges[j][0] != _TAKE:
             found = (*found, None)
@@ -771,7 +784,7 @@ class _Unrolled:
         if j == len(edges):
             self.decide(depth, edges, found)
             return
-        self.final_search(depth, edges, j, found, (), self.states[edges[j][2]], 0)
+        self.final_search(depth, edges, j, found, (), self.states[edges[j][2]], 0, known)
 
     def final_search(
         self,
@@ -782,28 +795,34 @@ class _Unrolled:
         stack: tuple[CompiledState, ...],
         st: CompiledState | None,
         k: int,
+        known: dict[int, bool],
     ) -> None:
         """Continue the PROCEED search for edge ``j``'s final state in ``st`` at transition ``k``."""
         while True:
             step = self._next(stack, st, k)
             if step is None:
-                self.finals(depth, edges, j + 1, (*found, None))
+                self.finals(depth, edges, j + 1, (*found, None), known)
                 return
             stack, st, k, transition = step
             if transition[0] != _PROCEED:
                 continue
             target = self.states[transition[2]]
-            if transition[1] is not None:
+            cond = st.state.transitions[k - 1].condition
+            holds = True if transition[1] is None else _known_value(cond, known)
+            if holds is False:
+                continue
+            if holds is None:
                 self._condition(depth, transition)
+                taken = _learn(cond, True, known)
                 if target.is_final:
-                    self.finals(depth + 1, edges, j + 1, (*found, target.name))
+                    self.finals(depth + 1, edges, j + 1, (*found, target.name), taken)
                 else:
-                    self.final_search(depth + 1, edges, j, found, (*stack, target), st, k)
+                    self.final_search(depth + 1, edges, j, found, (*stack, target), st, k, taken)
                 self.lines.append("    " * depth + "else:")
-                self.final_search(depth + 1, edges, j, found, stack, st, k)
+                self.final_search(depth + 1, edges, j, found, stack, st, k, _learn(cond, False, known))
                 return
             if target.is_final:
-                self.finals(depth, edges, j + 1, (*found, target.name))
+                self.finals(depth, edges, j + 1, (*found, target.name), known)
                 return
             stack = (*stack, target)
 
@@ -815,6 +834,39 @@ class _Unrolled:
         self.decisions.append(
             (list(edges), takes, ignores, list(finals) if takes else None, _unchanged(self.state, edges))
         )
+
+
+def _known_value(cond: Any, known: dict[int, bool]) -> bool | None:
+    """The value of ``cond`` for this event when the conditions evaluated on the way here tell
+    it, else None. A user condition is keyed by identity: the compiler wraps one condition in
+    several nodes (a followedBy step takes on ``c`` and ignores on ``not c``), and conditions
+    are pure functions of the event, as the per-state decision cache already assumes. An ``and``
+    whose left side is unknown stays unknown: Flink evaluates the left side first, and it may
+    raise."""
+    if cond is None or isinstance(cond, TrueCond):
+        return True
+    if isinstance(cond, Atom):
+        return known.get(id(cond.condition))
+    if isinstance(cond, Not):
+        inner = _known_value(cond.inner, known)
+        return None if inner is None else not inner
+    if isinstance(cond, And):
+        left = _known_value(cond.left, known)
+        if left is not True:
+            return left  # False, or None: unknown
+        return _known_value(cond.right, known)
+    return None
+
+
+def _learn(cond: Any, value: bool, known: dict[int, bool]) -> dict[int, bool]:
+    """``known`` plus what ``cond`` evaluating to ``value`` tells."""
+    while isinstance(cond, Not):
+        cond, value = cond.inner, not value
+    if isinstance(cond, Atom):
+        return {**known, id(cond.condition): value}
+    if isinstance(cond, And) and value:
+        return _learn(cond.right, True, _learn(cond.left, True, known))
+    return known
 
 
 def _raise_proceed_loop(state_name: str, event: Any) -> None:
