@@ -347,3 +347,23 @@ def test_the_queue_head_gives_the_next_deadline_and_emptiness(spec, evs):
         assert state.is_empty() == (
             not list(state.completed_matches) and all(run.start_event_id is None for run in state.partial_matches)
         )
+
+
+@SETTINGS
+@given(pattern_specs(), event_streams)
+def test_matches_held_back_behind_a_partial_match_that_stays_need_no_rebuild(spec, evs):
+    """advance_time skips its rebuild while the held-back matches wait for a partial match that
+    nothing times out: forcing the rebuild every time gives the same matches at the same events,
+    the same timeouts and the same runs."""
+    _, nfa = compile_or_reject(spec)
+    results = []
+    for forced in (False, True):
+        with pytest.MonkeyPatch.context() as mp:
+            if forced:
+                mp.setattr(type(nfa), "holds_back", lambda self, state, skip=None: False)
+            r = run_whole(nfa, evs, final=False)
+            runs = [(run.state, run.version, run.start_event_id) for run in r.state.partial_matches]
+            held = [(run.state, run.version) for run in r.state.completed_matches]
+            finish(nfa, r.state, r.buffer, r)
+            results.append((r.emitted_at(), r.timeouts, runs, held))
+    assert results[0] == results[1]

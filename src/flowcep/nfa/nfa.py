@@ -600,8 +600,9 @@ class NFA:
         window_time = self.window_time
         window_times = self.window_times
         states = self.states
-        if not state.completed_matches:
-            # common case: nothing times out and nothing is held back, the queue stays as it is
+        if not state.completed_matches or self.holds_back(state, skip):
+            # common case: nothing times out, the queue stays as it is, and nothing is held back
+            # or what is waits for a partial match that stays
             for run in state.partial_matches:
                 if run.start_event_id is None:
                     continue
@@ -640,6 +641,17 @@ class NFA:
         return result, timed_out
 
     # -- skip strategies ----------------------------------------------------
+    def holds_back(self, state: NFAState, skip_strategy: Any = None) -> bool:
+        """Whether the key holds completed matches back and the earliest must still wait: a
+        skip strategy holds it while an earlier partial match may prune it. Until that partial
+        match leaves (it times out or an event moves it on), ``advance_time`` frees nothing."""
+        completed = state.completed_matches.queue
+        if not completed:
+            return False
+        skip = skip_strategy or self.skip_strategy
+        partial = state.partial_matches.queue
+        return bool(skip.is_skip_strategy() and partial and partial[0].order < completed[0].order)
+
     def _process_matches_by_skip_strategy(
         self,
         buffer: SharedBuffer,

@@ -578,7 +578,9 @@ class CepOperator:
         deadline = ks.deadline
         if deadline is _UNKNOWN:
             deadline = ks.deadline = nfa.next_deadline(state)
-        if (deadline is None or deadline > timestamp) and not state.completed_matches.queue:
+        if (deadline is None or deadline > timestamp) and (
+            not state.completed_matches.queue or nfa.holds_back(state)
+        ):
             # the buffer's arrival counters of older timestamps are dropped once per firing
             # (_fire_key, _drain_processing_time): timestamps only grow within one
             return
