@@ -50,7 +50,8 @@ def pattern_specs(draw):
     return dict(steps=steps, window=window, skip=skip)
 
 
-def build(spec) -> Pattern:
+def build(spec, condition=named) -> Pattern:
+    """The pattern of ``spec``; ``condition(*names)`` makes each step's condition."""
     steps = spec["steps"]
     skip_name = {
         "no_skip": lambda: AfterMatchSkipStrategy.no_skip(),
@@ -69,7 +70,7 @@ def build(spec) -> Pattern:
             p = getattr(p, s["contiguity"])(name)
         else:
             p = getattr(p, s["contiguity"])(name)
-        p = p.where(named(*s["names"]))
+        p = p.where(condition(*s["names"]))
         q = s["quant"]
         looping = q in ("one_or_more", "times2", "times1_2", "times_or_more2")
         if q == "optional":
@@ -367,3 +368,36 @@ def test_matches_held_back_behind_a_partial_match_that_stays_need_no_rebuild(spe
             finish(nfa, r.state, r.buffer, r)
             results.append((r.emitted_at(), r.timeouts, runs, held))
     assert results[0] == results[1]
+
+
+def _named_and_fewer_than_two_taken(*names):
+    """Iterative: the name is one of ``names`` and the run took fewer than two events so far."""
+    wanted = frozenset(names)
+
+    def cond(e, ctx):
+        taken = sum(len(ctx.get_events_for_pattern(f"s{i}")) for i in range(3))
+        return e.name in wanted and taken < 2
+
+    return cond
+
+
+@SETTINGS
+@given(pattern_specs(), event_streams)
+def test_generated_decisions_with_iterative_conditions_decide_as_the_search(spec, evs):
+    """States whose conditions read the partial match get a generated ``decide(event, ctx)``
+    too; with those switched off (every such decision searched) the results are the same."""
+    try:
+        nfa = NFACompiler.compile(build(spec, _named_and_fewer_than_two_taken), timeout_handling=True)
+    except MalformedPatternException:
+        assume(False)
+    except Exception as exc:
+        if type(exc).__name__ in ("UnsupportedOperationException", "IllegalArgumentException"):
+            assume(False)
+        raise
+    assert any(table is not None for table in nfa._context_tables.values())
+    generated = run_whole(nfa, evs)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(nfa, "_context_tables", dict.fromkeys(nfa._context_tables))
+        searched = run_whole(nfa, evs)
+    assert generated.emitted_at() == searched.emitted_at()
+    assert generated.timeouts == searched.timeouts

@@ -202,29 +202,40 @@ class NFA:
         self._kinds = {
             name: _FINAL if st.is_final else _STOP if st.is_stop else _ALIVE for name, st in self.states.items()
         }
-        # decide(event) for states whose decision is a table lookup (see _decision_table)
-        self._tables: dict[str, Any] = {name: self._decision_table(self.states[name]) for name in self.states}
+        # decide(event) for states whose decision is a table lookup (see _decision_table), and
+        # decide(event, ctx) for states whose decision reads the run's partial match
+        self._tables: dict[str, Any] = {}
+        self._context_tables: dict[str, Any] = {}
+        for name, compiled in self.states.items():
+            table = self._decision_table(compiled)
+            if self._needs_context[name]:
+                self._tables[name] = None
+                self._context_tables[name] = table
+            else:
+                self._tables[name] = table
+                self._context_tables[name] = None
 
     def _decision_table(self, state: CompiledState) -> Any:
-        """``decide(event)`` for a state whose decision reads no partial match, else None.
+        """The state's decision as a generated function, or None (decide by searching).
 
-        Such a decision depends only on which conditions hold. The depth-first search of
-        ``_decide`` (with the PROCEED searches for final states after each TAKE) is unrolled
-        here, once: every condition it may evaluate becomes an ``if`` of a generated function,
-        in the order Flink evaluates them, and every way through ends in a decision made now.
-        Per event the hot path runs the function instead of the search. Searches that branch
-        too much or loop (PROCEED cycles) are left to ``_decide``.
+        A decision depends only on which conditions hold. The depth-first search of ``_decide``
+        (with the PROCEED searches for final states after each TAKE) is unrolled here, once:
+        every condition it may evaluate becomes an ``if`` of a generated function, in the order
+        Flink evaluates them, and every way through ends in a decision made now. Per event the
+        hot path runs the function instead of the search. For a state whose conditions read no
+        partial match the function is ``decide(event)`` and its decision holds for every run in
+        the state; otherwise it is ``decide(event, ctx)``, called per run with the run's context.
+        Searches that branch too much or loop (PROCEED cycles) are left to ``_decide``.
         """
-        if self._needs_context[state.name]:
-            return None
-        unrolled = _Unrolled(self.states, state)
+        with_context = self._needs_context[state.name]
+        unrolled = _Unrolled(self.states, state, with_context)
         try:
             unrolled.search(2, (), state, 0, (), {})
         except _TooBig:
             return None
         if not unrolled.evaluators:
             decision = unrolled.decisions[0]
-            return lambda event: decision
+            return (lambda event, ctx: decision) if with_context else (lambda event: decision)
         names: dict[str, Any] = {
             "decisions": tuple(unrolled.decisions),
             "pages": tuple(unrolled.pages),
@@ -234,7 +245,7 @@ class NFA:
             names[f"f{k}"] = evaluator
         code = "\n".join(
             [
-                "def decide(event):",
+                "def decide(event, ctx):" if with_context else "def decide(event):",
                 "    i = 0",
                 "    try:",
                 *unrolled.lines,
@@ -339,6 +350,7 @@ class NFA:
             # Decisions of states whose conditions are all simple depend only on the event.
             cache: dict[str, Any] = {}
             tables = self._tables
+            context_tables = self._context_tables
             kinds = self._kinds
             runs = state.partial_matches.queue
             # decisions[i] for runs[i], None when the run survives unchanged (same version, same
@@ -349,7 +361,11 @@ class NFA:
             for i, run in enumerate(runs):
                 name = run.state
                 if needs_context[name]:
-                    decision = self._decide(buffer, run, handle, states[name], None)
+                    table = context_tables[name]
+                    if table is not None:
+                        decision = table(event, ConditionContext(buffer, run, timestamp))
+                    else:
+                        decision = self._decide(buffer, run, handle, states[name], None)
                 else:
                     decision = cache.get(name)
                     if decision is None:
@@ -708,8 +724,8 @@ class _Unrolled:
     """``_decide``'s search for one state, unrolled into the lines of a generated function.
 
     ``search`` follows the depth-first search of ``_decide``: a transition without a
-    condition is applied, one with a condition becomes ``if f<k>(event):`` with the search
-    continued on both sides. Once the search is done, the PROCEED search for a final state
+    condition is applied, one with a condition becomes ``if f<k>(event):`` (an iterative one
+    ``if f<k>(event, ctx):``) with the search continued on both sides. Once the search is done, the PROCEED search for a final state
     after each TAKE edge (``_find_final_state_after_proceed``) is unrolled the same way; at the
     end of every branch the decision is made and the line returns it.
     """
@@ -717,9 +733,11 @@ class _Unrolled:
     MAX_CONDITIONS = 64
     MAX_STEPS = 2000
 
-    def __init__(self, states: dict[str, CompiledState], state: CompiledState) -> None:
+    def __init__(self, states: dict[str, CompiledState], state: CompiledState, with_context: bool) -> None:
         self.states = states
         self.state = state
+        # whether the function gets the run's context (its decision may read the partial match)
+        self.with_context = with_context
         self.lines: list[str] = []
         self.evaluators: list[Any] = []
         self.pages: list[str] = []
@@ -744,13 +762,16 @@ class _Unrolled:
             st = None
 
     def _condition(self, depth: int, transition: tuple[Any, ...]) -> None:
-        if transition[5] or len(self.evaluators) >= self.MAX_CONDITIONS:
-            raise _TooBig  # reads the partial match, or too many branches
+        if len(self.evaluators) >= self.MAX_CONDITIONS or (transition[5] and not self.with_context):
+            # too many branches, or an iterative condition found only after a TAKE (the final
+            # search): the state's decision is shared by all its runs, this one is not
+            raise _TooBig
         k = len(self.evaluators)
         self.evaluators.append(transition[1])
         self.pages.append(transition[4])
         pad = "    " * depth
-        self.lines += [f"{pad}i = {k}", f"{pad}if f{k}(event):"]
+        call = f"f{k}(event, ctx)" if transition[5] else f"f{k}(event)"  # iterative: the run's context
+        self.lines += [f"{pad}i = {k}", f"{pad}if {call}:"]
 
     def search(
         self,
