@@ -544,7 +544,8 @@ class NFA:
                 event_id = handle.event_id
                 if event_id is None:
                     event_id = handle.event_id = buffer.register_event(handle.event, timestamp)
-                new_entry = buffer.put(edge[4], event_id, previous_entry, current_version, not hand_over)
+                # stage=True: the node is locked for the new run (next_version) as it is stored
+                new_entry = buffer.put(edge[4], event_id, previous_entry, current_version, not hand_over, True)
                 handed_over = handed_over or hand_over
                 if is_start:
                     start_timestamp = timestamp
@@ -556,7 +557,6 @@ class NFA:
                     start_event_id = run.start_event_id
                 new_run = ComputationState(target, new_entry, next_version, start_timestamp, timestamp, start_event_id)
                 result.append(new_run)
-                lock_node(new_entry, next_version)
                 # the partial match of the new run, lazily (see _current_match)
                 if run.match is not None:
                     new_run.match = (run.match, edge[4], handle.event)

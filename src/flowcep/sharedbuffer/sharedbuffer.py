@@ -155,21 +155,29 @@ class SharedBuffer:
         previous: NodeId | None,
         version: DeweyNumber,
         lock_previous: bool = True,
+        stage: bool = False,
     ) -> NodeId:
         """Add an edge ``(previous, version)`` to the node of ``event_id`` in ``page``.
 
         The edge locks ``previous`` with ``version``; ``lock_previous=False`` hands over a lock
         the caller holds with that same version instead (a run that moves on by this edge and
-        would release its own lock right after).
+        would release its own lock right after). ``stage=True`` also locks the node for the run
+        that takes the edge, whose version is ``version`` plus a stage (``lock_node(node,
+        version + (0,))``); a node created here is then born locked, without a scan.
         """
         if previous is not None and lock_previous:
             self.lock_node(previous, version)
         node_id = (event_id, page)
-        node = self.entries.get(node_id)
+        entries = self.entries
+        node = entries.get(node_id)
         if node is None:
-            node = [0, []]
-            self.entries[node_id] = node
+            # version + (0,) is compatible with the new (only) edge's version: both count one
+            locks = 1 if stage else 0
+            entries[node_id] = [locks, [[previous, version, locks]]]
             self.lock_event(event_id)
+            if _INDEX_FROM <= 1:
+                entries[node_id][1] = _EdgeIndex(entries[node_id][1])
+            return node_id
         edges = node[1]
         if type(edges) is list:
             edges.append([previous, version, 0])
@@ -177,6 +185,8 @@ class SharedBuffer:
                 node[1] = _EdgeIndex(edges)
         else:
             edges.add([previous, version, 0])
+        if stage:
+            self.lock_node(node_id, version + (0,))
         return node_id
 
     def lock_node(self, node_id: NodeId | None, version: DeweyNumber) -> None:
