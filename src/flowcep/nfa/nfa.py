@@ -725,9 +725,11 @@ class _Unrolled:
 
     ``search`` follows the depth-first search of ``_decide``: a transition without a
     condition is applied, one with a condition becomes ``if f<k>(event):`` (an iterative one
-    ``if f<k>(event, ctx):``) with the search continued on both sides. Once the search is done, the PROCEED search for a final state
-    after each TAKE edge (``_find_final_state_after_proceed``) is unrolled the same way; at the
-    end of every branch the decision is made and the line returns it.
+    ``if f<k>(event, ctx):``) with the search continued on both sides, unless the branch taken
+    so far already tells the condition's value (``_known_value``). Once the search is done, the
+    PROCEED search for a final state after each TAKE edge (``_find_final_state_after_proceed``)
+    is unrolled the same way; at the end of every branch the decision is made and the line
+    returns it.
     """
 
     MAX_CONDITIONS = 64
