@@ -201,3 +201,39 @@ def test_a_node_with_many_edges_extracts_locks_and_releases_as_with_few():
     for version in heads:
         buf.release_node((second, "b"), version)
     assert buf.is_empty()
+
+
+def test_a_node_keeps_one_edge_inline_and_moves_to_a_list_with_the_second():
+    # two runs (versions 1 and 2) take the same b event after their own a events
+    buf = SharedBuffer()
+    a1, a2, b = (buf.register_event(name, ts) for name, ts in (("a1", 1), ("a2", 2), ("b", 3)))
+    first = buf.put("a", a1, None, dewey(1), stage=True)
+    second = buf.put("a", a2, None, dewey(2), stage=True)
+    node = buf.put("b", b, first, dewey(1, 0), lock_previous=False, stage=True)
+    assert buf.entries[node] == [1, first, dewey(1, 0), 1]  # one edge: inline, locked for 1.0.0
+    assert buf.extract_patterns(node, dewey(1, 0, 0)) == [{"a": [a1], "b": [b]}]
+    assert buf.put("b", b, second, dewey(2, 0), lock_previous=False, stage=True) == node
+    assert type(buf.entries[node][1]) is list  # two edges: a list
+    assert buf.extract_patterns(node, dewey(1, 0, 0)) == [{"a": [a1], "b": [b]}]
+    assert buf.extract_patterns(node, dewey(2, 0, 0)) == [{"a": [a2], "b": [b]}]
+    for event_id in (a1, a2, b):  # the registrations' own locks
+        buf.release_event(event_id)
+    buf.release_node(node, dewey(1, 0, 0))
+    assert first not in buf.entries and second in buf.entries
+    buf.release_node(node, dewey(2, 0, 0))
+    assert buf.is_empty()
+
+
+def test_releasing_the_inline_edge_of_a_node_another_run_still_holds_keeps_the_node():
+    buf = SharedBuffer()
+    a, b = buf.register_event("a", 1), buf.register_event("b", 2)
+    head = buf.put("a", a, None, dewey(1), stage=True)
+    node = buf.put("b", b, head, dewey(1, 0), lock_previous=False, stage=True)
+    buf.lock_node(node, dewey(2))  # a run whose version no edge of the node is compatible with
+    buf.release_event(a)
+    buf.release_event(b)
+    buf.release_node(node, dewey(1, 0, 0))  # the edge goes, and with it the a node
+    assert head not in buf.entries
+    assert buf.entries[node] == [1, []] and buf.extract_patterns(node, dewey(2)) == []
+    buf.release_node(node, dewey(2))
+    assert buf.is_empty()

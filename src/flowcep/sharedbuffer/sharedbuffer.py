@@ -18,9 +18,13 @@ EventId = tuple[int, int]  # (timestamp, arrival counter within the timestamp)
 NodeId = tuple[EventId, str]  # (event, page = original pattern name)
 
 # Edge layout: [target NodeId | None, version, refcount (, seq once indexed)];
-# node layout: [refcount, edges], edges a list or, past _INDEX_FROM edges, an _EdgeIndex.
+# node layout: [refcount, edges], edges a list or, past _INDEX_FROM edges, an _EdgeIndex; a node
+# with one edge keeps it inline, [refcount, target, version, edge refcount]: most nodes have one
+# edge, and one list instead of three is less to allocate and less for the garbage collector to
+# walk (with many keys the buffers are much of what it walks).
 _TARGET, _VERSION, _COUNT, _SEQ = 0, 1, 2, 3
 _INDEX_FROM = 16
+_SINGLE = 4  # the length of a node with its one edge inline
 
 
 class _EdgeIndex:
@@ -173,11 +177,14 @@ class SharedBuffer:
         if node is None:
             # version + (0,) is compatible with the new (only) edge's version: both count one
             locks = 1 if stage else 0
-            entries[node_id] = [locks, [[previous, version, locks]]]
+            if _INDEX_FROM > 1:
+                entries[node_id] = [locks, previous, version, locks]
+            else:
+                entries[node_id] = [locks, _EdgeIndex([[previous, version, locks]])]
             self.lock_event(event_id)
-            if _INDEX_FROM <= 1:
-                entries[node_id][1] = _EdgeIndex(entries[node_id][1])
             return node_id
+        if len(node) == _SINGLE:  # a second edge: the edges move to a list
+            node[1:] = [[[node[1], node[2], node[3]]]]
         edges = node[1]
         if type(edges) is list:
             edges.append([previous, version, 0])
@@ -196,6 +203,10 @@ class SharedBuffer:
         if node is None:
             return
         node[0] += 1
+        if len(node) == _SINGLE:
+            if is_compatible(version, node[2]):
+                node[3] += 1
+            return
         edges = node[1]
         if type(edges) is not list:
             for edge in edges.compatible(version):
@@ -223,6 +234,21 @@ class SharedBuffer:
             current, current_version = stack.pop()
             node = entries.get(current)
             if node is None:
+                continue
+            if len(node) == _SINGLE:
+                ev = node[2]
+                if is_compatible(current_version, ev):
+                    if node[3] > 1:
+                        node[3] -= 1
+                    else:  # the edge goes: the node keeps an empty edge list
+                        target = node[1]
+                        node[1:] = [[]]
+                        if target is not None:
+                            stack.append((target, ev))
+                node[0] -= 1
+                if node[0] <= 0:
+                    del entries[current]
+                    self.release_event(current[0])
                 continue
             edges = node[1]
             if type(edges) is list:
@@ -282,8 +308,11 @@ class SharedBuffer:
                 continue
             path.append(current)
             first = True
-            edges = entries[current][1]
-            if type(edges) is list:
+            node = entries[current]
+            if len(node) == _SINGLE:
+                ev = node[2]
+                edges = [(node[1], ev)] if ev == current_version or is_compatible(current_version, ev) else []
+            elif type(edges := node[1]) is list:
                 edges = [
                     edge
                     for edge in edges
