@@ -245,13 +245,7 @@ class SharedBuffer:
                         node[1:] = [[]]
                         if target is not None:
                             stack.append((target, ev))
-                node[0] -= 1
-                if node[0] <= 0:
-                    del entries[current]
-                    self.release_event(current[0])
-                continue
-            edges = node[1]
-            if type(edges) is list:
+            elif type(edges := node[1]) is list:
                 kept = []
                 m = len(current_version)
                 for edge in edges:  # the inlined is_compatible of lock_node, on purpose
