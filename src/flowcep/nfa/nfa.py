@@ -371,7 +371,7 @@ class NFA:
                     if decision is None:
                         table = tables[name]
                         if table is not None:
-                            decision = cache[name] = table(handle.event)
+                            decision = cache[name] = table(event)
                         else:
                             decision = cache[name] = self._decide(buffer, run, handle, states[name], cache)
                 if decision[4]:
@@ -748,9 +748,9 @@ class _Unrolled:
 
     def _next(
         self, stack: tuple[CompiledState, ...], st: CompiledState | None, k: int
-    ) -> tuple[tuple[CompiledState, ...], CompiledState, int, tuple[Any, ...]] | None:
-        """The search's next transition: ``(stack, state, index after it, transition)``, None at
-        its end (``st`` None: pop the next state off the stack)."""
+    ) -> tuple[tuple[CompiledState, ...], CompiledState, int, tuple[Any, ...], Any] | None:
+        """The search's next transition: ``(stack, state, index after it, transition, its
+        condition node)``, None at its end (``st`` None: pop the next state off the stack)."""
         while True:
             self.steps += 1
             if self.steps > self.MAX_STEPS:
@@ -760,7 +760,8 @@ class _Unrolled:
                     return None
                 st, stack, k = stack[-1], stack[:-1], 0
             if k < len(st.transitions):
-                return stack, st, k + 1, st.transitions[k]
+                # compiled transitions are the state's transitions, one for one, in order
+                return stack, st, k + 1, st.transitions[k], st.state.transitions[k].condition
             st = None
 
     def _condition(self, depth: int, transition: tuple[Any, ...]) -> None:
@@ -791,12 +792,11 @@ class _Unrolled:
             if step is None:
                 self.finals(depth, edges, 0, (), known)
                 return
-            stack, st, k, transition = step
+            stack, st, k, transition, cond = step
             if transition[0] == _PROCEED:
                 held_stack, held_edges = (*stack, self.states[transition[2]]), edges
             else:
                 held_stack, held_edges = stack, (*edges, transition)
-            cond = st.state.transitions[k - 1].condition
             holds = True if transition[1] is None else _known_value(cond, known)
             if holds is True:
                 stack, edges = held_stack, held_edges
@@ -838,11 +838,10 @@ class _Unrolled:
             if step is None:
                 self.finals(depth, edges, j + 1, (*found, None), known)
                 return
-            stack, st, k, transition = step
+            stack, st, k, transition, cond = step
             if transition[0] != _PROCEED:
                 continue
             target = self.states[transition[2]]
-            cond = st.state.transitions[k - 1].condition
             holds = True if transition[1] is None else _known_value(cond, known)
             if holds is False:
                 continue
