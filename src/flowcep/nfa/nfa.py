@@ -416,7 +416,9 @@ class NFA:
                 for match in potential:
                     result.append(_own_match(buffer, match))
                     buffer.release_node(match.previous_entry, match.version)
-            state.partial_matches = new_partial
+            # the key keeps its queue object; only the run list is new (one object less for the
+            # garbage collector per event that changes runs: it outlives young collections)
+            state.partial_matches.queue = new_partial.queue
             return result
         finally:
             # the event's own lock, taken when a run first stored it
@@ -652,7 +654,7 @@ class NFA:
             else:
                 new_partial.add(run)
         self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
-        state.partial_matches = new_partial
+        state.partial_matches.queue = new_partial.queue
         buffer.advance_time(timestamp)
         return result, timed_out
 
