@@ -44,6 +44,23 @@ def test_condition_counting_its_own_events_bounds_a_loop():
     assert run(p, "a1 b2 b3 b4") == [[1, 2], [1, 2, 3]]
 
 
+def test_an_iterative_negation_after_a_take_is_judged_for_each_run():
+    # Runs [a1 a2] and [a2] wait in a's state; b3 takes b for both, and the search for a final
+    # state after that TAKE passes not_next's edge, whose condition reads each run's own a's:
+    # 1+1+5 < 7 fails for [a1 a2] (it completes), 1+5 < 7 holds for [a1] and [a2] (they wait).
+    # Recorded by Flink 2.3 (tests/oracle/samples/basic.json, flat-negated-tail).
+    def a_prices_and_this_below_7(e, ctx):
+        return sum(x.price for x in ctx.get_events_for_pattern("a")) + e.price < 7
+
+    p = (
+        Pattern.begin("a").where(named("a")).one_or_more()
+        .followed_by("b").where(named("b"))
+        .not_next("n").where(a_prices_and_this_below_7)
+        .followed_by("c").where(named("c")).optional()
+    )
+    assert dict_matches(p, "a1$1 a2$1 b3$5") == [{"a": [1, 2], "b": [3]}]
+
+
 def test_get_events_for_pattern_is_empty_for_a_step_without_events():
     seen = []
 

@@ -50,8 +50,9 @@ def pattern_specs(draw):
     return dict(steps=steps, window=window, skip=skip)
 
 
-def build(spec, condition=named) -> Pattern:
-    """The pattern of ``spec``; ``condition(*names)`` makes each step's condition."""
+def build(spec, condition=named, negation_condition=named) -> Pattern:
+    """The pattern of ``spec``; ``condition(*names)`` makes each step's condition,
+    ``negation_condition(name)`` each negation's."""
     steps = spec["steps"]
     skip_name = {
         "no_skip": lambda: AfterMatchSkipStrategy.no_skip(),
@@ -66,7 +67,7 @@ def build(spec, condition=named) -> Pattern:
         if p is None:
             p = Pattern.begin(name, skip_name)
         elif s["negation"] is not None:
-            p = getattr(p, s["negation"])(f"n{i}").where(named(s["names"][0]))
+            p = getattr(p, s["negation"])(f"n{i}").where(negation_condition(s["names"][0]))
             p = getattr(p, s["contiguity"])(name)
         else:
             p = getattr(p, s["contiguity"])(name)
@@ -97,9 +98,10 @@ def build(spec, condition=named) -> Pattern:
     return p
 
 
-def compile_or_reject(spec):
+def compile_or_reject(spec, condition=named, negation_condition=named):
+    """``spec``'s pattern and its NFA (``build``'s conditions); a pattern Flink rejects is not an example."""
     try:
-        pattern = build(spec)
+        pattern = build(spec, condition, negation_condition)
         return pattern, NFACompiler.compile(pattern, timeout_handling=True)
     except MalformedPatternException:
         assume(False)
@@ -386,14 +388,7 @@ def _named_and_fewer_than_two_taken(*names):
 def test_generated_decisions_with_iterative_conditions_decide_as_the_search(spec, evs):
     """States whose conditions read the partial match get a generated ``decide(event, ctx)``
     too; with those switched off (every such decision searched) the results are the same."""
-    try:
-        nfa = NFACompiler.compile(build(spec, _named_and_fewer_than_two_taken), timeout_handling=True)
-    except MalformedPatternException:
-        assume(False)
-    except Exception as exc:
-        if type(exc).__name__ in ("UnsupportedOperationException", "IllegalArgumentException"):
-            assume(False)
-        raise
+    _, nfa = compile_or_reject(spec, _named_and_fewer_than_two_taken)
     assert any(table is not None for table in nfa._context_tables.values())
     generated = run_whole(nfa, evs)
     with pytest.MonkeyPatch.context() as mp:
@@ -401,3 +396,51 @@ def test_generated_decisions_with_iterative_conditions_decide_as_the_search(spec
         searched = run_whole(nfa, evs)
     assert generated.emitted_at() == searched.emitted_at()
     assert generated.timeouts == searched.timeouts
+
+
+def _an_even_number_taken(name):
+    """Iterative, whatever the event's name: the run took an even number of events, so that
+    runs in one state that took different events decide differently."""
+
+    def cond(e, ctx):
+        return sum(len(ctx.get_events_for_pattern(f"s{i}")) for i in range(3)) % 2 == 0
+
+    return cond
+
+
+def _decide_every_run_by_searching(nfa) -> None:
+    """Switch off every shared decision: each run's decision is searched with its own context."""
+    nfa._needs_context = dict.fromkeys(nfa.states, True)
+    nfa._tables = dict.fromkeys(nfa.states)
+    nfa._context_tables = dict.fromkeys(nfa.states)
+    nfa._simple_start = False
+
+
+@st.composite
+def specs_ending_in_a_negated_step(draw):
+    """Three steps (sometimes two), the first looping, the last behind a negation and often
+    optional: the shape in which runs of one state hold different partial matches and the search
+    for a final state after a TAKE passes the negation's PROCEED edge."""
+    steps = [draw(step_specs(first=(i == 0))) for i in range(draw(st.sampled_from([2, 3, 3])))]
+    steps[0]["quant"] = draw(st.sampled_from(["one_or_more", "times_or_more2", "times1_2"]))
+    steps[-1]["negation"] = draw(st.sampled_from(["not_next", "not_followed_by"]))
+    steps[-1]["quant"] = draw(st.sampled_from(["optional", "optional", "one", "one_or_more"]))
+    window = draw(st.sampled_from([None, 3, 5, 8]))
+    return dict(steps=steps, window=window, skip=draw(st.sampled_from(["no_skip", "skip_past_last_event"])))
+
+
+# the shape is narrow: with 100 examples the bug this guards against was found 1 time in 5, with 1,000
+# examples 6 times in 6 (about 10 s)
+@settings(SETTINGS, max_examples=1000)
+@given(specs_ending_in_a_negated_step(), event_streams)
+def test_decisions_shared_by_the_runs_of_a_state_are_what_each_run_decides(spec, evs):
+    """Simple steps and iterative negations: a state's decision is shared by its runs only when
+    nothing it evaluates reads a partial match, including the search for a final state after a
+    TAKE (a negation's iterative condition sits on the PROCEED edge past it). Deciding every run
+    on its own gives the same results."""
+    pattern, shared = compile_or_reject(spec, named, _an_even_number_taken)
+    per_run = NFACompiler.compile(pattern, timeout_handling=True)
+    _decide_every_run_by_searching(per_run)
+    a, b = run_whole(shared, evs), run_whole(per_run, evs)
+    assert a.emitted_at() == b.emitted_at()
+    assert a.timeouts == b.timeouts

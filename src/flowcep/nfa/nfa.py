@@ -256,19 +256,32 @@ class NFA:
         exec(code, names)  # noqa: S102 - generated from the compiled states, no user text
         return names["decide"]
 
-    def _reaches_iterative(self, name: str) -> bool:
-        seen: set[str] = set()
+    def _proceed_closure(self, name: str) -> list[CompiledState]:
+        """``name``'s state and every state reachable from it through PROCEED edges."""
+        seen: dict[str, CompiledState] = {}
         stack = [name]
         while stack:
             current = self.states[stack.pop()]
             if current.name in seen:
                 continue
-            seen.add(current.name)
+            seen[current.name] = current
+            stack.extend(target for action, _, target, _, _, _ in current.transitions if action == _PROCEED)
+        return list(seen.values())
+
+    def _reaches_iterative(self, name: str) -> bool:
+        """Whether deciding for a run in state ``name`` can call an iterative condition: on any
+        edge of a state the decision graph reaches through PROCEED edges, or on a PROCEED edge of
+        the search for a final state after one of their TAKE edges (Flink's
+        ``findFinalStateAfterProceed``, which evaluates with the run's context too). Such a
+        decision is made per run, never shared by the runs of a state."""
+        for current in self._proceed_closure(name):
             if current.iterative:
                 return True
             for action, _, target, _, _, _ in current.transitions:
-                if action == _PROCEED:
-                    stack.append(target)
+                if action == _TAKE and any(
+                    t[0] == _PROCEED and t[5] for st in self._proceed_closure(target) for t in st.transitions
+                ):
+                    return True
         return False
 
     # -- state --------------------------------------------------------------
