@@ -1,5 +1,6 @@
 """`flowcep run`: output records, options, and errors with their exit statuses."""
 
+import gc
 import gzip
 import io
 import json
@@ -24,6 +25,12 @@ EVENTS_CSV = """
 @pytest.fixture
 def ab(write):
     return write("ab.py", AB_PATTERN)
+
+
+@pytest.fixture
+def ab_and(write):
+    """ab_and(source) -> a pattern file: AB_PATTERN followed by ``source`` (select, timeout...)."""
+    return lambda source: write("p.py", AB_PATTERN + source)
 
 
 def test_matches_and_timeouts_as_json_lines(cli, write, ab):
@@ -64,11 +71,9 @@ def test_without_key_there_is_one_stream(cli, write, ab):
     ]
 
 
-def test_select_and_timeout_functions(cli, write):
-    p = write(
-        "p.py",
-        AB_PATTERN
-        + """
+def test_select_and_timeout_functions(cli, write, ab_and):
+    p = ab_and(
+        """
     def select(match):
         return {"user": match["a"][0].user, "gap": match["b"][0].timestamp - match["a"][0].timestamp}
 
@@ -243,11 +248,9 @@ def test_condition_error_stops_with_the_line_or_keeps_going(cli, write):
     assert "1 bad record" in r.err
 
 
-def test_select_error(cli, write):
-    p = write(
-        "p.py",
-        AB_PATTERN
-        + """
+def test_select_error(cli, write, ab_and):
+    p = ab_and(
+        """
     def select(match):
         return match["nope"]
     """,
@@ -344,3 +347,21 @@ def test_spark_engine_end_to_end_equals_local(cli):
 
     assert summary(spark.records) == summary(local.records)
     assert "flowcep (spark)" in spark.err and "3 matches, 2 timeouts, 0 late" in spark.err
+
+
+def test_run_raises_the_collectors_thresholds_while_matching_and_restores_them(cli, write, ab_and):
+    # many keys with long-lived state spend up to half their time in Python's collector at its
+    # default thresholds (docs/runtime.md section 8); the command, an application, raises them
+    p = ab_and(
+        """
+    import gc
+
+    def select(match):
+        return list(gc.get_threshold())
+    """,
+    )
+    data = write("in.csv", EVENTS_CSV)
+    before = gc.get_threshold()
+    recs = cli("run", p, data, "--key", "user").records
+    assert [r["value"] for r in recs if r["kind"] == "match"] == [[50_000, 50, 100]]
+    assert gc.get_threshold() == before
