@@ -173,3 +173,17 @@ def test_skip_to_next_emits_several_completed_matches_in_start_order():
 def test_process_accepts_a_skip_strategy_overriding_the_patterns():
     p = pairs(S.no_skip())
     assert run(p, "a1 a2 b3 b4", skip_strategy=S.skip_past_last_event()) == [[1, 3]]
+
+
+def test_a_skip_strategy_needs_a_buffer_that_keeps_paths():
+    # skip strategies prune by the event ids of a match's paths; a PathlessBuffer keeps none
+    from flowcep.nfa import NFACompiler
+    from flowcep.sharedbuffer import PathlessBuffer
+
+    from .helpers import events
+
+    nfa = NFACompiler.compile(pairs(S.skip_past_last_event()), timeout_handling=True)
+    state, buffer = nfa.create_initial_state(), PathlessBuffer()
+    (a1,) = events("a1")
+    with pytest.raises(ValueError, match="prunes by the paths of matches"):
+        nfa.process(buffer, state, a1, a1.ts)

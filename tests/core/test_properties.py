@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from flowcep import AfterMatchSkipStrategy, ConditionError, MalformedPatternException, Pattern
 from flowcep.nfa import NFACompiler
 from flowcep.nfa.computation_state import NO_COMPLETED_MATCHES
-from flowcep.sharedbuffer import SharedBuffer
+from flowcep.sharedbuffer import PathlessBuffer, SharedBuffer
 from flowcep.sharedbuffer import sharedbuffer as sharedbuffer_module
 
 from .helpers import FINAL_TS, Event, Result, feed, finish, flat_ids, named
@@ -310,6 +310,31 @@ def test_partial_matches_handed_from_run_to_run_are_what_the_buffer_gives(spec, 
         extracted = run_whole(NFACompiler.compile(pattern, timeout_handling=True), evs)
     assert [(x.at, x.match) for x in chained.emitted] == [(x.at, x.match) for x in extracted.emitted]
     assert chained.timed_out == extracted.timed_out
+
+
+@SETTINGS
+@given(pattern_specs(), event_streams, st.integers(0, 10))
+def test_without_a_skip_strategy_a_buffer_that_keeps_no_paths_gives_the_same_results(spec, evs, cut):
+    """Without a skip strategy nothing reads the buffer's paths. A PathlessBuffer (what the runtime
+    gives such keys) gives the same matches, at the same events, and the same timeouts, in the
+    same order, also when the runs' partial matches are pickled between the halves (what a
+    snapshot keeps instead of the buffer); and the nodes it counts equal the full buffer's."""
+    pattern, nfa = compile_or_reject(dict(spec, skip="no_skip"))
+    full = Result(nfa, nfa.create_initial_state(), SharedBuffer(), [], [])
+    lean = Result(nfa, nfa.create_initial_state(), PathlessBuffer(), [], [])
+    for i, e in enumerate(evs):
+        if i == cut:
+            runs, matches = pickle.loads(pickle.dumps((lean.state, nfa.run_matches(lean.buffer, lean.state))))
+            nfa.restore_run_matches(runs, matches)
+            lean.state = runs
+        for r in (full, lean):
+            feed(nfa, r.state, r.buffer, [e], r)
+        assert nfa.held_entries(lean.buffer, lean.state) == full.buffer.entry_count()
+    for r in (full, lean):
+        finish(nfa, r.state, r.buffer, r)
+    assert [(x.at, x.match) for x in lean.emitted] == [(x.at, x.match) for x in full.emitted]
+    assert lean.timed_out == full.timed_out
+    assert lean.buffer.entry_count() == lean.buffer.event_count() == 0
 
 
 def test_a_condition_raising_behind_a_proceed_edge_names_its_own_step():

@@ -1,11 +1,12 @@
 """The versioned shared buffer (Flink's SharedBufferTest; seeds 001 and 003: the stock example
 R1, R2, R3 built into one buffer, extracted by version, released until the buffer is empty)."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flowcep.nfa.dewey import add_stage, dewey, is_compatible
-from flowcep.sharedbuffer import SharedBuffer
+from flowcep.sharedbuffer import PathlessBuffer, SharedBuffer
 from flowcep.sharedbuffer.sharedbuffer import _EdgeIndex
 
 from .helpers import Event
@@ -237,3 +238,22 @@ def test_releasing_the_inline_edge_of_a_node_another_run_still_holds_keeps_the_n
     assert buf.entries[node] == [1, []] and buf.extract_patterns(node, dewey(2)) == []
     buf.release_node(node, dewey(2))
     assert buf.is_empty()
+
+
+def test_a_pathless_buffer_numbers_events_and_nodes_as_the_full_buffer_and_stores_nothing():
+    # without a skip strategy nothing reads the buffer's paths: the runtime gives such keys a
+    # buffer that only numbers their events (the runs carry their partial matches)
+    full, lean = SharedBuffer(), PathlessBuffer()
+    for buf in (full, lean):
+        assert [buf.register_event(name, ts) for name, ts in (("a", 1), ("b", 1), ("c", 2))] == [
+            (1, 0),
+            (1, 1),
+            (2, 0),
+        ]
+    assert lean.put("a", (1, 0), None, dewey(1), stage=True) == full.put("a", (1, 0), None, dewey(1), stage=True)
+    lean.lock_node(((1, 0), "a"), dewey(1, 0))
+    lean.release_node(((1, 0), "a"), dewey(1, 0))
+    assert lean.is_empty() and lean.entry_count() == lean.event_count() == 0
+    assert not full.is_empty()
+    with pytest.raises(ValueError, match="keeps no paths"):
+        lean.extract_patterns(((1, 0), "a"), dewey(1, 0))

@@ -671,6 +671,39 @@ class NFA:
         buffer.advance_time(timestamp)
         return result, timed_out
 
+    # -- partial matches carried by runs ------------------------------------
+    def run_matches(self, buffer: SharedBuffer, state: NFAState) -> list[Match]:
+        """Each run's partial match, partial runs in queue order, then held-back ones, in lists
+        of their own: what a snapshot keeps of a key whose buffer keeps no paths."""
+        return [_own_match(buffer, run) for run in (*state.partial_matches.queue, *state.completed_matches.queue)]
+
+    def restore_run_matches(self, state: NFAState, matches: list[Match]) -> None:
+        """Give restored runs back the partial matches ``run_matches`` took from them."""
+        runs = (*state.partial_matches.queue, *state.completed_matches.queue)
+        if len(runs) != len(matches):
+            raise ValueError(f"{len(matches)} partial matches for {len(runs)} runs")
+        for run, match in zip(runs, matches, strict=True):
+            if run.previous_entry is not None:
+                run.match = match
+
+    def held_entries(self, buffer: SharedBuffer, state: NFAState) -> int:
+        """The shared-buffer nodes a key holds: its buffer's, or, for a buffer that keeps no
+        paths, the distinct (event, step) pairs of its runs' partial matches."""
+        if buffer.keeps_paths:
+            return buffer.entry_count()
+        seen: set[int] = set()  # chain links and match dicts already walked
+        nodes: set[tuple[int, str]] = set()
+        for run in (*state.partial_matches.queue, *state.completed_matches.queue):
+            match = run.match
+            while type(match) is tuple and id(match) not in seen:
+                seen.add(id(match))
+                nodes.add((id(match[2]), match[1]))
+                match = match[0]
+            if type(match) is dict and id(match) not in seen:
+                seen.add(id(match))
+                nodes.update((id(event), page) for page, events in match.items() for event in events)
+        return len(nodes)
+
     # -- skip strategies ----------------------------------------------------
     def holds_back(self, state: NFAState, skip_strategy: Any = None) -> bool:
         """Whether the key holds completed matches back and the earliest must still wait: a
@@ -698,16 +731,22 @@ class NFA:
                 completed = state.completed_matches = JavaPriorityQueue()
             completed.add_all(potential)
         earliest = completed.peek()
-        waits = skip.is_skip_strategy()  # no_skip prunes nothing: nothing to wait for
+        prunes = skip.is_skip_strategy()  # no_skip prunes nothing: nothing to wait for
+        if prunes and not buffer.keeps_paths:
+            raise ValueError(f"{skip!r} prunes by the paths of matches, which this shared buffer does not keep")
         while earliest is not None:
             earliest_partial = partial.peek()
-            if waits and earliest_partial is not None and earliest_partial.order < earliest.order:
+            if prunes and earliest_partial is not None and earliest_partial.order < earliest.order:
                 break  # an earlier partial match may still prune this one: wait
             completed.poll()
-            paths = buffer.extract_patterns(earliest.previous_entry, earliest.version)
-            self._prune(buffer, skip, partial, paths)
-            self._prune(buffer, skip, completed, paths)
-            result.append(buffer.materialize_match(paths[0]))
+            if prunes:
+                paths = buffer.extract_patterns(earliest.previous_entry, earliest.version)
+                self._prune(buffer, skip, partial, paths)
+                self._prune(buffer, skip, completed, paths)
+                result.append(buffer.materialize_match(paths[0]))
+            else:
+                # the first path, which the run carries (as in process without a skip strategy)
+                result.append(_own_match(buffer, earliest))
             buffer.release_node(earliest.previous_entry, earliest.version)
             earliest = completed.peek()
         if earliest is None and completed is not NO_COMPLETED_MATCHES:

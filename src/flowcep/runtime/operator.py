@@ -42,7 +42,7 @@ from flowcep.runtime.output import (
     Output,
 )
 from flowcep.runtime.snapshot import SnapshotError, pack, pattern_fingerprint, unpack
-from flowcep.sharedbuffer import SharedBuffer
+from flowcep.sharedbuffer import PathlessBuffer, SharedBuffer
 
 LONG_MIN: Final = -(2**63)
 LONG_MAX: Final = 2**63 - 1
@@ -157,6 +157,9 @@ class CepOperator:
         self._clock: Callable[[], int] = clock if clock is not None else wall_clock_millis
         self._raise = on_error == "raise"
         self._starts_nothing = self.nfa.starts_nothing
+        # only skip strategies read the shared buffer's paths; without one, runs carry their
+        # partial matches and the buffer records nothing (docs/runtime.md, Performance)
+        self._buffer_class = SharedBuffer if self.nfa.skip_strategy.is_skip_strategy() else PathlessBuffer
         self._reset()
 
     def _reset(self) -> None:
@@ -363,7 +366,7 @@ class CepOperator:
         entries = 0
         for ks in self._keys.values():
             partial += ks.state.partial_match_count()
-            entries += ks.buffer.entry_count()
+            entries += self.nfa.held_entries(ks.buffer, ks.state)
             for elements in ks.queue.values():
                 buffered += len(elements)
         return {
@@ -391,6 +394,8 @@ class CepOperator:
                 ks.state,
                 ks.buffer,
                 [(t, list(ks.queue[t])) for t in ks.times],
+                # a buffer that keeps no paths: the runs' partial matches instead
+                None if ks.buffer.keeps_paths else self.nfa.run_matches(ks.buffer, ks.state),
             )
             for ks in self._keys.values()
         ]
@@ -419,6 +424,14 @@ class CepOperator:
         mine = _PROCESSING_TIME if self.processing_time else _EVENT_TIME
         if mode != mine:
             raise SnapshotError(f"snapshot was taken in {mode} mode, this operator runs in {mine}")
+        try:
+            for _, _, _, state, buffer, _, matches in keys:
+                if type(buffer) is not self._buffer_class or (matches is None) != buffer.keeps_paths:
+                    raise ValueError("a key's shared buffer does not fit the pattern's skip strategy")
+                if matches is not None:
+                    self.nfa.restore_run_matches(state, matches)
+        except (TypeError, ValueError) as exc:
+            raise SnapshotError(f"corrupt flowcep snapshot payload: {exc}") from None
         self._reset()
         (
             self._watermark,
@@ -429,7 +442,7 @@ class CepOperator:
             self._resume,
         ) = clocks
         self.events_in, self.late, self.matches, self.timeouts, self.bad_records = counters
-        for key, seq, timers, state, buffer, queue in keys:
+        for key, seq, timers, state, buffer, queue, _ in keys:
             ks = _KeyState(key, seq, state, buffer)
             ks.timers = list(timers)
             for t, elements in queue:
@@ -442,7 +455,7 @@ class CepOperator:
     # ------------------------------------------------------------------ event time
 
     def _new_key(self, key: Any) -> _KeyState:
-        ks = _KeyState(key, self._next_seq, self.nfa.create_initial_state(), SharedBuffer())
+        ks = _KeyState(key, self._next_seq, self.nfa.create_initial_state(), self._buffer_class())
         self._next_seq += 1
         self._keys[key] = ks
         return ks

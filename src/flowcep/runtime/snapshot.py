@@ -19,7 +19,7 @@ import types
 from typing import Any, Final
 
 MAGIC: Final = b"FLOWCEP\x00"
-FORMAT_VERSION: Final = 2
+FORMAT_VERSION: Final = 3
 _PROTOCOL: Final = 5
 _HEADER: Final = len(MAGIC) + 2 + 32
 

@@ -115,6 +115,9 @@ class SharedBuffer:
 
     __slots__ = ("events", "event_refs", "entries", "events_count")
 
+    #: whether the buffer records the paths of partial matches (``extract_patterns`` works)
+    keeps_paths = True
+
     def __init__(self) -> None:
         self.events: dict[EventId, Any] = {}
         # reference counts apart from the events: a dict of ints is not tracked by the garbage
@@ -126,13 +129,17 @@ class SharedBuffer:
     # -- events -------------------------------------------------------------
     def register_event(self, event: Any, timestamp: int) -> EventId:
         """Store an event with one lock (held by the caller until ``release_event``)."""
-        counts = self.events_count
-        seq = counts.get(timestamp, 0)
-        counts[timestamp] = seq + 1
-        event_id = (timestamp, seq)
+        event_id = self.next_event_id(timestamp)
         self.events[event_id] = event
         self.event_refs[event_id] = 1
         return event_id
+
+    def next_event_id(self, timestamp: int) -> EventId:
+        """A new event's id: its timestamp and its arrival counter within the timestamp."""
+        counts = self.events_count
+        seq = counts.get(timestamp, 0)
+        counts[timestamp] = seq + 1
+        return (timestamp, seq)
 
     def lock_event(self, event_id: EventId) -> None:
         self.event_refs[event_id] += 1
@@ -354,3 +361,50 @@ class SharedBuffer:
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         self.events, self.event_refs, self.entries, self.events_count = state
+
+
+class PathlessBuffer(SharedBuffer):
+    """A shared buffer that gives events their ids and records nothing else.
+
+    Runs carry their partial matches themselves (the NFA hands them on from run to run), so a
+    buffer is only read to extract the paths of completed matches, which after-match skip
+    strategies prune by. Without a skip strategy nothing reads it: the runtime gives such keys
+    this buffer, whose writes cost nothing, and keeps a run's partial match in its snapshot
+    instead. Node ids are still those of the full buffer.
+    """
+
+    __slots__ = ()
+
+    keeps_paths = False
+
+    def register_event(self, event: Any, timestamp: int) -> EventId:
+        return self.next_event_id(timestamp)
+
+    def lock_event(self, event_id: EventId) -> None:
+        pass
+
+    def release_event(self, event_id: EventId) -> None:
+        pass
+
+    def put(
+        self,
+        page: str,
+        event_id: EventId,
+        previous: NodeId | None,
+        version: DeweyNumber,
+        lock_previous: bool = True,
+        stage: bool = False,
+    ) -> NodeId:
+        return (event_id, page)
+
+    def lock_node(self, node_id: NodeId | None, version: DeweyNumber) -> None:
+        pass
+
+    def release_node(self, node_id: NodeId | None, version: DeweyNumber) -> None:
+        pass
+
+    def extract_patterns(self, node_id: NodeId, version: DeweyNumber) -> list[dict[str, list[EventId]]]:
+        raise ValueError(
+            "this shared buffer keeps no paths (a key of a pattern without an after-match skip "
+            "strategy): its runs carry their partial matches"
+        )
