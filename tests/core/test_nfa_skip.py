@@ -175,14 +175,32 @@ def test_process_accepts_a_skip_strategy_overriding_the_patterns():
     assert run(p, "a1 a2 b3 b4", skip_strategy=S.skip_past_last_event()) == [[1, 3]]
 
 
-def test_a_skip_strategy_needs_a_buffer_that_keeps_paths():
-    # skip strategies prune by the event ids of a match's paths; a PathlessBuffer keeps none
+def test_a_skip_strategy_that_prunes_by_paths_needs_a_buffer_that_keeps_them():
+    # skip_to_next, skip_to_first and skip_to_last prune by the event ids of a match's paths;
+    # a PathlessBuffer keeps none (no_skip and skip_past_last_event need none)
     from flowcep.nfa import NFACompiler
     from flowcep.sharedbuffer import PathlessBuffer
 
     from .helpers import events
 
-    nfa = NFACompiler.compile(pairs(S.skip_past_last_event()), timeout_handling=True)
+    needs = {
+        name: NFACompiler.compile(pairs(skip), timeout_handling=True).needs_paths()
+        for name, skip in [
+            ("no_skip", S.no_skip()),
+            ("skip_past_last_event", S.skip_past_last_event()),
+            ("skip_to_next", S.skip_to_next()),
+            ("skip_to_first", S.skip_to_first("a")),
+            ("skip_to_last", S.skip_to_last("a")),
+        ]
+    }
+    assert needs == {
+        "no_skip": False,
+        "skip_past_last_event": False,
+        "skip_to_next": True,
+        "skip_to_first": True,
+        "skip_to_last": True,
+    }
+    nfa = NFACompiler.compile(pairs(S.skip_to_next()), timeout_handling=True)
     state, buffer = nfa.create_initial_state(), PathlessBuffer()
     (a1,) = events("a1")
     with pytest.raises(ValueError, match="prunes by the paths of matches"):

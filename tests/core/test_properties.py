@@ -313,13 +313,17 @@ def test_partial_matches_handed_from_run_to_run_are_what_the_buffer_gives(spec, 
 
 
 @SETTINGS
-@given(pattern_specs(), event_streams, st.integers(0, 10))
-def test_without_a_skip_strategy_a_buffer_that_keeps_no_paths_gives_the_same_results(spec, evs, cut):
-    """Without a skip strategy nothing reads the buffer's paths. A PathlessBuffer (what the runtime
-    gives such keys) gives the same matches, at the same events, and the same timeouts, in the
-    same order, also when the runs' partial matches are pickled between the halves (what a
-    snapshot keeps instead of the buffer); and the nodes it counts equal the full buffer's."""
-    pattern, nfa = compile_or_reject(dict(spec, skip="no_skip"))
+@given(pattern_specs(), event_streams, st.integers(0, 10), st.sampled_from(["no_skip", "skip_past_last_event"]))
+def test_a_buffer_that_keeps_no_paths_gives_the_same_results_where_no_skip_strategy_reads_them(
+    spec, evs, cut, skip
+):
+    """Without a skip strategy nothing reads the buffer's paths, and skip_past_last_event prunes by
+    a match's last event alone. A PathlessBuffer (what the runtime gives such keys) gives the same
+    matches, at the same events, and the same timeouts, in the same order, also when the runs'
+    partial matches are pickled between the halves (what a snapshot keeps instead of the
+    buffer); and the nodes it counts equal the full buffer's."""
+    pattern, nfa = compile_or_reject(dict(spec, skip=skip))
+    assert not nfa.needs_paths()
     full = Result(nfa, nfa.create_initial_state(), SharedBuffer(), [], [])
     lean = Result(nfa, nfa.create_initial_state(), PathlessBuffer(), [], [])
     for i, e in enumerate(evs):

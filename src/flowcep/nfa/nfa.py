@@ -17,6 +17,7 @@ from flowcep.nfa.conditions import And, Atom, Not, TrueCond, compile_condition
 from flowcep.nfa.dewey import DeweyNumber
 from flowcep.nfa.heap import JavaPriorityQueue
 from flowcep.nfa.state import IGNORE, PROCEED, TAKE, State, StateType
+from flowcep.pattern.aftermatch import SkipPastLastStrategy
 from flowcep.pattern.exceptions import ConditionError, FlinkRuntimeException
 from flowcep.sharedbuffer.sharedbuffer import EventId, SharedBuffer
 
@@ -732,19 +733,28 @@ class NFA:
             completed.add_all(potential)
         earliest = completed.peek()
         prunes = skip.is_skip_strategy()  # no_skip prunes nothing: nothing to wait for
-        if prunes and not buffer.keeps_paths:
+        by_paths = buffer.keeps_paths
+        if prunes and not by_paths and self.needs_paths(skip):
             raise ValueError(f"{skip!r} prunes by the paths of matches, which this shared buffer does not keep")
         while earliest is not None:
             earliest_partial = partial.peek()
             if prunes and earliest_partial is not None and earliest_partial.order < earliest.order:
                 break  # an earlier partial match may still prune this one: wait
             completed.poll()
-            if prunes:
+            if by_paths and prunes:
                 paths = buffer.extract_patterns(earliest.previous_entry, earliest.version)
-                self._prune(buffer, skip, partial, paths)
-                self._prune(buffer, skip, completed, paths)
+                pruning_id = skip.get_pruning_id(paths)
+                self._prune(buffer, skip, partial, pruning_id)
+                self._prune(buffer, skip, completed, pruning_id)
                 result.append(buffer.materialize_match(paths[0]))
             else:
+                if prunes:
+                    # skip_past_last_event: the largest event of every path is the first node's,
+                    # the event the run took last (a key's events are numbered as it takes them)
+                    last = earliest.previous_entry
+                    pruning_id = None if last is None else last[0]
+                    self._prune(buffer, skip, partial, pruning_id)
+                    self._prune(buffer, skip, completed, pruning_id)
                 # the first path, which the run carries (as in process without a skip strategy)
                 result.append(_own_match(buffer, earliest))
             buffer.release_node(earliest.previous_entry, earliest.version)
@@ -752,11 +762,16 @@ class NFA:
         if earliest is None and completed is not NO_COMPLETED_MATCHES:
             state.completed_matches = NO_COMPLETED_MATCHES
 
+    def needs_paths(self, skip_strategy: Any = None) -> bool:
+        """Whether the keys' shared buffers must record the paths of partial matches: only for
+        skip strategies that prune by them. Without one nothing reads them (runs carry their
+        partial matches), and ``skip_past_last_event`` prunes by a match's last event, the node
+        its run points at; a ``PathlessBuffer`` then does."""
+        skip = skip_strategy or self.skip_strategy
+        return bool(skip.is_skip_strategy()) and not isinstance(skip, SkipPastLastStrategy)
+
     @staticmethod
-    def _prune(buffer: SharedBuffer, skip: Any, runs: JavaPriorityQueue, paths: list[dict[str, list[EventId]]]) -> None:
-        if not skip.is_skip_strategy():
-            return
-        pruning_id = skip.get_pruning_id(paths)
+    def _prune(buffer: SharedBuffer, skip: Any, runs: JavaPriorityQueue, pruning_id: EventId | None) -> None:
         if pruning_id is None:
             return
         should_prune = skip.should_prune

@@ -157,9 +157,10 @@ class CepOperator:
         self._clock: Callable[[], int] = clock if clock is not None else wall_clock_millis
         self._raise = on_error == "raise"
         self._starts_nothing = self.nfa.starts_nothing
-        # only skip strategies read the shared buffer's paths; without one, runs carry their
-        # partial matches and the buffer records nothing (docs/runtime.md, Performance)
-        self._buffer_class = SharedBuffer if self.nfa.skip_strategy.is_skip_strategy() else PathlessBuffer
+        # only skip strategies that prune by the paths of matches read them from the shared
+        # buffer; otherwise runs carry their partial matches and the buffer records nothing
+        # (docs/internals.md)
+        self._buffer_class = SharedBuffer if self.nfa.needs_paths() else PathlessBuffer
         self._reset()
 
     def _reset(self) -> None:

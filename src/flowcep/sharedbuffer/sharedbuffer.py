@@ -367,10 +367,10 @@ class PathlessBuffer(SharedBuffer):
     """A shared buffer that gives events their ids and records nothing else.
 
     Runs carry their partial matches themselves (the NFA hands them on from run to run), so a
-    buffer is only read to extract the paths of completed matches, which after-match skip
-    strategies prune by. Without a skip strategy nothing reads it: the runtime gives such keys
-    this buffer, whose writes cost nothing, and keeps a run's partial match in its snapshot
-    instead. Node ids are still those of the full buffer.
+    buffer is only read to extract the paths of completed matches, which some after-match skip
+    strategies prune by. Where none does (``NFA.needs_paths()`` is false: no skip strategy, or
+    ``skip_past_last_event``), the runtime gives keys this buffer, whose writes cost nothing, and
+    keeps a run's partial match in its snapshot instead. Node ids are those of the full buffer.
     """
 
     __slots__ = ()
@@ -405,6 +405,6 @@ class PathlessBuffer(SharedBuffer):
 
     def extract_patterns(self, node_id: NodeId, version: DeweyNumber) -> list[dict[str, list[EventId]]]:
         raise ValueError(
-            "this shared buffer keeps no paths (a key of a pattern without an after-match skip "
-            "strategy): its runs carry their partial matches"
+            "this shared buffer keeps no paths (a key of a pattern whose skip strategy does not "
+            "prune by them): its runs carry their partial matches"
         )
