@@ -361,7 +361,7 @@ class CepOperator:
         return bool(self._keys)
 
     def stats(self) -> dict[str, int]:
-        """Counters and gauges (gauges are computed on call, O(keys))."""
+        """Counters and gauges (gauges are computed on call, in time proportional to the state)."""
         partial = 0
         buffered = 0
         entries = 0
