@@ -33,6 +33,17 @@ PATTERNS = {
         .within(12)
     ),
     "a any b, no window": lambda: Pattern.begin("a").where(is_("a")).followed_by_any("b").where(is_("b")),
+    # skip_to_first prunes by the paths of matches: its keys keep the full shared buffer
+    "a b+ c skip to first b within 12": lambda: (
+        Pattern.begin("a", AfterMatchSkipStrategy.skip_to_first("b"))
+        .where(is_("a"))
+        .followed_by_any("b")
+        .where(is_("b"))
+        .one_or_more()
+        .followed_by("c")
+        .where(is_("c"))
+        .within(12)
+    ),
 }
 
 
