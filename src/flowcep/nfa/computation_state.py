@@ -43,7 +43,9 @@ class ComputationState:
         self.order = _NO_START if start_event_id is None else start_event_id
         # what iterative conditions see: the run's events by step, or how to build them from
         # the run it came from ((parent match, page, event) after a TAKE); None: extract it
-        # from the shared buffer. A cache, not state: never pickled.
+        # from the shared buffer. Not pickled with the run: where the key's buffer records the
+        # paths it is a cache; where it does not (PathlessBuffer) a snapshot keeps it apart
+        # (NFA.run_matches).
         self.match: Any = None
 
     @classmethod

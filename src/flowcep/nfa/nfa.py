@@ -98,8 +98,9 @@ def _current_match(buffer: SharedBuffer, run: ComputationState) -> Match:
     partial match, by TAKE that one plus the event: the NFA hands these over as a chain
     ``(parent match, page, event)`` (see ``_compute_next_states``), one small tuple per TAKE,
     so that neither conditions of long runs nor emitted matches walk the shared buffer back
-    to the start. A run restored from a snapshot has no chain (``None``): its match is
-    extracted from the buffer, which gives the same path.
+    to the start. A run restored from a snapshot of a full buffer has no chain (``None``): its
+    match is extracted from the buffer, which gives the same path. (A key with a
+    ``PathlessBuffer`` gets its runs' matches back from the snapshot, as dicts.)
     """
     match = run.match
     if type(match) is dict:
