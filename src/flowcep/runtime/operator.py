@@ -157,14 +157,20 @@ class CepOperator:
         self._clock: Callable[[], int] = clock if clock is not None else wall_clock_millis
         self._raise = on_error == "raise"
         self._starts_nothing = self.nfa.starts_nothing
-        # only skip strategies that prune by the paths of matches read them from the shared
-        # buffer; otherwise runs carry their partial matches and the buffer records nothing
-        # (docs/internals.md)
-        self._buffer_class = SharedBuffer if self.nfa.needs_paths() else PathlessBuffer
         self._reset()
 
     def _reset(self) -> None:
+        # The operator has 29 instance attributes. CPython 3.11 keeps an instance's attributes
+        # in a dict with keys shared by the class, whose reads it specialises, only while there
+        # are fewer than 30: a 30th cost 4 % more instructions per event on W1 and W4a
+        # (measured 2026-11-25). Mind it when adding one.
         self._keys: dict[Any, _KeyState] = {}
+        # only skip strategies that prune by the paths of matches read them from the shared
+        # buffer; otherwise runs carry their partial matches and one buffer without paths
+        # numbers the events of every key (docs/internals.md): a key's ids stay in the order it
+        # takes its events, all that they are compared for, and there is one object per key
+        # less for the garbage collector to walk (W5: -10 % wall time). None: a buffer per key.
+        self._pathless: PathlessBuffer | None = None if self.nfa.needs_paths() else PathlessBuffer()
         self._heap: list[tuple[int, int, _KeyState]] = []
         self._push = itertools.count()
         self._next_seq = 0
@@ -393,10 +399,11 @@ class CepOperator:
                 ks.seq,
                 list(ks.timers),
                 ks.state,
-                ks.buffer,
+                # a buffer that keeps no paths (shared by all keys, below): the runs' partial
+                # matches instead
+                ks.buffer if self._pathless is None else None,
                 [(t, list(ks.queue[t])) for t in ks.times],
-                # a buffer that keeps no paths: the runs' partial matches instead
-                None if ks.buffer.keeps_paths else self.nfa.run_matches(ks.buffer, ks.state),
+                None if self._pathless is None else self.nfa.run_matches(ks.buffer, ks.state),
             )
             for ks in self._keys.values()
         ]
@@ -412,6 +419,8 @@ class CepOperator:
             ),
             (self.events_in, self.late, self.matches, self.timeouts, self.bad_records),
             keys,
+            # the buffer without paths, by what it holds: the event counters of recent timestamps
+            None if self._pathless is None else self._pathless.events_count,
         )
         return pack(self.fingerprint, payload)
 
@@ -419,21 +428,27 @@ class CepOperator:
         """Replace all state by a snapshot's; ``SnapshotError`` for other formats or patterns."""
         payload = unpack(data, self.fingerprint)
         try:
-            mode, clocks, counters, keys = payload
+            mode, clocks, counters, keys, event_counts = payload
         except (TypeError, ValueError):
             raise SnapshotError("corrupt flowcep snapshot payload: unexpected layout") from None
         mine = _PROCESSING_TIME if self.processing_time else _EVENT_TIME
         if mode != mine:
             raise SnapshotError(f"snapshot was taken in {mode} mode, this operator runs in {mine}")
+        keeps_paths = self._pathless is None
         try:
+            if type(event_counts) is not (type(None) if keeps_paths else dict):
+                raise ValueError("its event counters do not fit the pattern's skip strategy")
             for _, _, _, state, buffer, _, matches in keys:
-                if type(buffer) is not self._buffer_class or (matches is None) != buffer.keeps_paths:
+                if keeps_paths != (type(buffer) is SharedBuffer) or (matches is None) != keeps_paths:
                     raise ValueError("a key's shared buffer does not fit the pattern's skip strategy")
                 if matches is not None:
                     self.nfa.restore_run_matches(state, matches)
         except (TypeError, ValueError) as exc:
             raise SnapshotError(f"corrupt flowcep snapshot payload: {exc}") from None
         self._reset()
+        pathless = self._pathless
+        if pathless is not None and isinstance(event_counts, dict):  # checked above
+            pathless.events_count = event_counts
         (
             self._watermark,
             self._max_timestamp,
@@ -444,7 +459,7 @@ class CepOperator:
         ) = clocks
         self.events_in, self.late, self.matches, self.timeouts, self.bad_records = counters
         for key, seq, timers, state, buffer, queue, _ in keys:
-            ks = _KeyState(key, seq, state, buffer)
+            ks = _KeyState(key, seq, state, buffer if pathless is None else pathless)
             ks.timers = list(timers)
             for t, elements in queue:
                 ks.times.append(t)
@@ -456,7 +471,8 @@ class CepOperator:
     # ------------------------------------------------------------------ event time
 
     def _new_key(self, key: Any) -> _KeyState:
-        ks = _KeyState(key, self._next_seq, self.nfa.create_initial_state(), self._buffer_class())
+        buffer = self._pathless if self._pathless is not None else SharedBuffer()
+        ks = _KeyState(key, self._next_seq, self.nfa.create_initial_state(), buffer)
         self._next_seq += 1
         self._keys[key] = ks
         return ks
