@@ -297,12 +297,12 @@ class NFA:
         if not window_times:
             # only the pattern's window: the queue's head has the earliest start (runs are
             # ordered by their start event, whose timestamp is the run's start timestamp)
-            runs = state.partial_matches.queue
+            runs = state.queue
             if window_time <= 0 or not runs or runs[0].start_event_id is None:
                 return None
             return runs[0].start_timestamp + window_time  # type: ignore[no-any-return]
         deadline: int | None = None
-        for run in state.partial_matches:
+        for run in state.queue:
             if run.start_event_id is None:
                 continue
             if window_time > 0:
@@ -367,7 +367,7 @@ class NFA:
             tables = self._tables
             context_tables = self._context_tables
             kinds = self._kinds
-            runs = state.partial_matches.queue
+            runs = state.queue
             # decisions[i] for runs[i], None when the run survives unchanged (same version, same
             # entry: Flink's lock + release of the entry cancel out); built at the first change
             decisions: list[Any] | None = None
@@ -433,7 +433,7 @@ class NFA:
                     buffer.release_node(match.previous_entry, match.version)
             # the key keeps its queue object; only the run list is new (one object less for the
             # garbage collector per event that changes runs: it outlives young collections)
-            state.partial_matches.queue = new_partial.queue
+            state.queue = new_partial.queue
             return result
         finally:
             # the event's own lock, taken when a run first stored it
@@ -636,7 +636,7 @@ class NFA:
         if not state.completed_matches or self.holds_back(state, skip):
             # common case: nothing times out, the queue stays as it is, and nothing is held back
             # or what is waits for a partial match that stays
-            for run in state.partial_matches:
+            for run in state.queue:
                 if run.start_event_id is None:
                     continue
                 if window_time > 0 and timestamp - run.start_timestamp >= window_time:
@@ -650,7 +650,7 @@ class NFA:
                 return result, timed_out
         new_partial = JavaPriorityQueue()
         potential = JavaPriorityQueue()
-        for run in state.partial_matches:
+        for run in state.queue:
             if run.start_event_id is None or states[run.state].is_start:
                 new_partial.add(run)
                 continue
@@ -669,7 +669,7 @@ class NFA:
             else:
                 new_partial.add(run)
         self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
-        state.partial_matches.queue = new_partial.queue
+        state.queue = new_partial.queue
         buffer.advance_time(timestamp)
         return result, timed_out
 
@@ -677,11 +677,11 @@ class NFA:
     def run_matches(self, buffer: SharedBuffer, state: NFAState) -> list[Match]:
         """Each run's partial match, partial runs in queue order, then held-back ones, in lists
         of their own: what a snapshot keeps of a key whose buffer keeps no paths."""
-        return [_own_match(buffer, run) for run in (*state.partial_matches.queue, *state.completed_matches.queue)]
+        return [_own_match(buffer, run) for run in (*state.queue, *state.completed_matches.queue)]
 
     def restore_run_matches(self, state: NFAState, matches: list[Match]) -> None:
         """Give restored runs back the partial matches ``run_matches`` took from them."""
-        runs = (*state.partial_matches.queue, *state.completed_matches.queue)
+        runs = (*state.queue, *state.completed_matches.queue)
         if len(runs) != len(matches):
             raise ValueError(f"{len(matches)} partial matches for {len(runs)} runs")
         for run, match in zip(runs, matches, strict=True):
@@ -695,7 +695,7 @@ class NFA:
             return buffer.entry_count()
         seen: set[int] = set()  # chain links and match dicts already walked
         nodes: set[tuple[int, str]] = set()
-        for run in (*state.partial_matches.queue, *state.completed_matches.queue):
+        for run in (*state.queue, *state.completed_matches.queue):
             match = run.match
             while type(match) is tuple and id(match) not in seen:
                 seen.add(id(match))
@@ -715,7 +715,7 @@ class NFA:
         if not completed:
             return False
         skip = skip_strategy or self.skip_strategy
-        partial = state.partial_matches.queue
+        partial = state.queue
         return bool(skip.is_skip_strategy() and partial and partial[0].order < completed[0].order)
 
     def _process_matches_by_skip_strategy(

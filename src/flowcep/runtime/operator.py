@@ -640,7 +640,7 @@ class CepOperator:
         buffer = ks.buffer
         key = ks.key
         for i, event in enumerate(elements):
-            runs = state.partial_matches.queue  # replaced by process when any run changes
+            runs = state.queue  # replaced by process when any run changes
             try:
                 matches = process(buffer, state, event, timestamp)
             except ConditionError as exc:
@@ -657,7 +657,7 @@ class CepOperator:
                 ks.deadline = _UNKNOWN
                 del elements[: i + 1]
                 raise
-            if state.partial_matches.queue is not runs:
+            if state.queue is not runs:
                 ks.deadline = _UNKNOWN
             if window_timers and state.new_start_partial_match:
                 # Flink registers a timer at ts + window while the flag is up (until the firing ends)
