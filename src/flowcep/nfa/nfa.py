@@ -677,11 +677,11 @@ class NFA:
     def run_matches(self, buffer: SharedBuffer, state: NFAState) -> list[Match]:
         """Each run's partial match, partial runs in queue order, then held-back ones, in lists
         of their own: what a snapshot keeps of a key whose buffer keeps no paths."""
-        return [_own_match(buffer, run) for run in (*state.queue, *state.completed_matches.queue)]
+        return [_own_match(buffer, run) for run in state.runs()]
 
     def restore_run_matches(self, state: NFAState, matches: list[Match]) -> None:
         """Give restored runs back the partial matches ``run_matches`` took from them."""
-        runs = (*state.queue, *state.completed_matches.queue)
+        runs = state.runs()
         if len(runs) != len(matches):
             raise ValueError(f"{len(matches)} partial matches for {len(runs)} runs")
         for run, match in zip(runs, matches, strict=True):
@@ -695,7 +695,7 @@ class NFA:
             return buffer.entry_count()
         seen: set[int] = set()  # chain links and match dicts already walked
         nodes: set[tuple[int, str]] = set()
-        for run in (*state.queue, *state.completed_matches.queue):
+        for run in state.runs():
             match = run.match
             while type(match) is tuple and id(match) not in seen:
                 seen.add(id(match))
@@ -742,22 +742,22 @@ class NFA:
             if prunes and earliest_partial is not None and earliest_partial.order < earliest.order:
                 break  # an earlier partial match may still prune this one: wait
             completed.poll()
+            pruning_id: EventId | None = None
             if by_paths and prunes:
                 paths = buffer.extract_patterns(earliest.previous_entry, earliest.version)
                 pruning_id = skip.get_pruning_id(paths)
-                self._prune(buffer, skip, partial, pruning_id)
-                self._prune(buffer, skip, completed, pruning_id)
-                result.append(buffer.materialize_match(paths[0]))
+                match = buffer.materialize_match(paths[0])
             else:
                 if prunes:
                     # skip_past_last_event: the largest event of every path is the first node's,
                     # the event the run took last (a key's events are numbered as it takes them)
                     last = earliest.previous_entry
                     pruning_id = None if last is None else last[0]
-                    self._prune(buffer, skip, partial, pruning_id)
-                    self._prune(buffer, skip, completed, pruning_id)
                 # the first path, which the run carries (as in process without a skip strategy)
-                result.append(_own_match(buffer, earliest))
+                match = _own_match(buffer, earliest)
+            self._prune(buffer, skip, partial, pruning_id)
+            self._prune(buffer, skip, completed, pruning_id)
+            result.append(match)
             buffer.release_node(earliest.previous_entry, earliest.version)
             earliest = completed.peek()
         if earliest is None and completed is not NO_COMPLETED_MATCHES:
