@@ -242,14 +242,16 @@ class CepOperator:
                 ts = to_timestamp(raw)
             except _TimestampError as exc:
                 return self._bad(event, None, None, str(exc), STAGE_TIMESTAMP, None, out)
-        # the key
+        # the key (looking it up also checks that it is hashable)
         key_by = self._key_by
+        keys = self._keys
         if key_by is None:
             key = None
+            ks = keys.get(None)
         else:
             try:
                 key = key_by(event)
-                hash(key)
+                ks = keys.get(key)
             except Exception as exc:
                 return self._bad(
                     event, None, ts, f"key extractor failed: {_exc_text(exc)}", STAGE_KEY, exc, out
@@ -266,7 +268,6 @@ class CepOperator:
             self.late += 1
             out.append(Output(LATE, key, event, ts))
         else:
-            ks = self._keys.get(key)
             if ks is None and not self._inert(event, ts, watermark):
                 ks = self._new_key(key)
             if ks is not None:
@@ -285,7 +286,12 @@ class CepOperator:
                 else:
                     elements.append(event)
         if watermark > self._watermark:
-            self._advance_watermark(watermark, out)
+            # _advance_watermark, inline: most elements move the watermark
+            self._fire_base = self._watermark + 1
+            self._watermark = watermark
+            heap = self._heap
+            if heap and heap[0][0] <= watermark:
+                self._fire(watermark, out)
         return out
 
     def _inert(self, event: Any, ts: int, watermark: int) -> bool:
@@ -498,13 +504,25 @@ class CepOperator:
             self._push_entry(ks, due)
 
     def _settle(self, ks: _KeyState) -> None:
-        """Drop the key if nothing is pending, else re-index it."""
-        if not ks.times and ks.state.is_empty():
+        """Drop the key if nothing is pending, else re-index it (``_schedule``, inline in event
+        time: this runs after every firing of a key)."""
+        times = ks.times
+        if not times and ks.state.is_empty():
             ks.entry = None
             if self._keys.get(ks.key) is ks:
                 del self._keys[ks.key]
-        else:
+        elif self.processing_time:
             self._schedule(ks)
+        else:
+            timers = ks.timers
+            due = times[0] if times else None
+            if timers and (due is None or timers[0] < due):
+                due = timers[0]
+            if due is None:
+                ks.entry = None
+            else:
+                entry = ks.entry = (due, next(self._push), ks)
+                heapq.heappush(self._heap, entry)
 
     def _advance_watermark(self, watermark: int, out: list[Output]) -> None:
         self._fire_base = self._watermark + 1
