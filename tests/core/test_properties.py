@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from flowcep import AfterMatchSkipStrategy, ConditionError, MalformedPatternException, Pattern
 from flowcep.nfa import NFACompiler
 from flowcep.nfa.computation_state import NO_COMPLETED_MATCHES
+from flowcep.runtime import snapshot
 from flowcep.sharedbuffer import PathlessBuffer, SharedBuffer
 from flowcep.sharedbuffer import sharedbuffer as sharedbuffer_module
 
@@ -270,7 +271,8 @@ def test_decision_tables_decide_as_the_depth_first_search(spec):
         for letter in LETTERS + "x":
             handle = _EventHandle(Event(name=letter), 0)
             expected = nfa._decide(None, None, handle, nfa.states[name], None)
-            edges, takes, ignores, finals, unchanged = nfa._tables[name](handle.event)
+            edges, takes, ignores, finals, unchanged, plans = nfa._tables[name](handle.event)
+            assert plans is not None and expected[5] is None  # precompiled decisions get plans
             assert (list(edges), takes, ignores, finals, unchanged) == (
                 list(expected[0]), expected[1], expected[2], expected[3], expected[4]
             )
@@ -473,3 +475,32 @@ def test_decisions_shared_by_the_runs_of_a_state_are_what_each_run_decides(spec,
     a, b = run_whole(shared, evs), run_whole(per_run, evs)
     assert a.emitted_at() == b.emitted_at()
     assert a.timeouts == b.timeouts
+
+
+@SETTINGS
+@given(pattern_specs(), event_streams, st.booleans())
+def test_decision_plans_do_what_compute_next_states_does(spec, evs, keeps_paths):
+    """A precompiled decision's generated plan (flowcep.nfa.plans) leaves the key exactly as
+    _compute_next_states and the loop after it do: after every event the same matches, and the
+    same runs, versions, buffer and flags, down to the bytes of a snapshot (whose pickler shares
+    equal strings and tuples of atoms by value, as the generated code may share them)."""
+    _, planned = compile_or_reject(spec)
+    if not keeps_paths:
+        assume(not planned.needs_paths())
+    _, reference = compile_or_reject(spec)
+    reference.plans_enabled = False
+    make_buffer = SharedBuffer if keeps_paths else PathlessBuffer
+    keys = [(nfa, Result(nfa, nfa.create_initial_state(), make_buffer(), [], [])) for nfa in (planned, reference)]
+    for e in evs:
+        for nfa, r in keys:
+            feed(nfa, r.state, r.buffer, [e], r)
+        (_, a), (_, b) = keys
+        assert a.state.new_start_partial_match == b.state.new_start_partial_match
+        assert snapshot.dumps((a.state, a.buffer)) == snapshot.dumps((b.state, b.buffer))
+        if not keeps_paths:
+            assert planned.run_matches(a.buffer, a.state) == reference.run_matches(b.buffer, b.state)
+    for nfa, r in keys:
+        finish(nfa, r.state, r.buffer, r)
+    (_, a), (_, b) = keys
+    assert [(x.at, x.match) for x in a.emitted] == [(x.at, x.match) for x in b.emitted]
+    assert a.timed_out == b.timed_out

@@ -16,6 +16,7 @@ from flowcep.nfa.computation_state import NO_COMPLETED_MATCHES, ComputationState
 from flowcep.nfa.conditions import And, Atom, Not, TrueCond, compile_condition
 from flowcep.nfa.dewey import DeweyNumber
 from flowcep.nfa.heap import JavaPriorityQueue
+from flowcep.nfa.plans import _ALIVE, _FINAL, _IGNORE, _STOP, _TAKE, NO_EVENTS, compile_plan, self_state
 from flowcep.nfa.state import IGNORE, PROCEED, TAKE, State, StateType
 from flowcep.pattern.aftermatch import SkipPastLastStrategy
 from flowcep.pattern.exceptions import ConditionError, FlinkRuntimeException
@@ -23,9 +24,7 @@ from flowcep.sharedbuffer.sharedbuffer import EventId, SharedBuffer
 
 Match = dict[str, list[Any]]
 
-_TAKE, _IGNORE, _PROCEED = 0, 1, 2
-_ALIVE, _FINAL, _STOP = "alive", "final", "stop"
-_NO_EVENTS: Match = {}  # the partial match of a start run (never changed: readers copy)
+_PROCEED = 2
 _ACTION_CODE = {TAKE: _TAKE, IGNORE: _IGNORE, PROCEED: _PROCEED}
 
 
@@ -143,11 +142,6 @@ def _unchanged(state: CompiledState, edges: Any) -> bool:
     return (not edges and state.is_start) or (len(edges) == 1 and edges[0][0] == _IGNORE and edges[0][2] == state.name)
 
 
-def _self_state(increase_ignores: int, takes: int) -> int:
-    """Flink's ``calculateIncreasingSelfState``."""
-    return 0 if takes == 0 and increase_ignores == 0 else increase_ignores + max(1, takes)
-
-
 class _EventHandle:
     """The event being processed; registered in the buffer on its first TAKE."""
 
@@ -200,6 +194,9 @@ class NFA:
         # A looping group whose steps can all be skipped has a cycle of PROCEED edges; when its
         # conditions hold, Flink's depth-first search never ends.  flowcep stops and says so.
         self._proceed_budget = 1000 * (len(self.states) + 1)
+        # False: every decision goes through _compute_next_states, the reference that the
+        # decisions' generated plans (flowcep.nfa.plans) are tested against
+        self.plans_enabled = True
         # what a new run's state means for it: it lives on, it has matched, or it must stop
         self._kinds = {
             name: _FINAL if st.is_final else _STOP if st.is_stop else _ALIVE for name, st in self.states.items()
@@ -402,9 +399,19 @@ class NFA:
             # Phase 2: apply. The unchanged runs before the first change keep their places.
             new_partial = JavaPriorityQueue.of_heap(runs[:first])
             potential = JavaPriorityQueue.of_heap([])
+            pathless = 0 if buffer.keeps_paths else 1  # which of a decision's plans
+            use_plans = self.plans_enabled
             for run, planned_decision in zip(runs[first:], decisions, strict=True):
                 if planned_decision is None:
                     new_partial.add(run)
+                    continue
+                plans = planned_decision[5]
+                if plans is not None and use_plans:
+                    # a precompiled decision: its plan does what follows, without loops
+                    plan = plans[pathless]
+                    if plan is None:
+                        plan = plans[pathless] = self._plan(run.state, planned_decision, pathless == 0)
+                    plan(run, handle, buffer, state, new_partial, potential)
                     continue
                 next_runs = self._compute_next_states(buffer, state, run, handle, planned_decision)
                 retain = []
@@ -439,6 +446,10 @@ class NFA:
             # the event's own lock, taken when a run first stored it
             if handle.event_id is not None:
                 buffer.release_event(handle.event_id)
+
+    def _plan(self, name: str, decision: tuple[Any, ...], keeps_paths: bool) -> Any:
+        """``decision``'s plan for runs in state ``name`` (see ``flowcep.nfa.plans``)."""
+        return compile_plan(decision, name, self.states[name].is_start, self._kinds, keeps_paths)
 
     def _decide(
         self,
@@ -508,7 +519,7 @@ class NFA:
                 if cacheable:
                     final_cache[key] = final  # type: ignore[index]
                 finals.append(final)
-        return edges, takes, ignores, finals, _unchanged(current, edges)
+        return edges, takes, ignores, finals, _unchanged(current, edges), None
 
     def _compute_next_states(
         self,
@@ -522,7 +533,7 @@ class NFA:
 
         Every new run locks the node it points at; the old run's hold is released at the end.
         """
-        edges, total_takes, total_ignores, finals, _ = decision
+        edges, total_takes, total_ignores, finals = decision[:4]
         is_start = self.states[run.state].is_start
         take_branches_to_visit = total_take_to_skip = total_takes - 1 if total_takes else 0
         ignore_branches_to_visit = total_ignores
@@ -539,7 +550,7 @@ class NFA:
                 if is_start:
                     continue
                 if target == current_name:  # Flink's isEquivalentState: same state name
-                    new_version = _increase(version, _self_state(total_ignores, total_takes))
+                    new_version = _increase(version, self_state(total_ignores, total_takes))
                 else:
                     new_version = _increase(version, total_take_to_skip + ignore_branches_to_visit) + (0,)
                     ignore_branches_to_visit -= 1
@@ -578,7 +589,7 @@ class NFA:
                 if run.match is not None:
                     new_run.match = (run.match, edge[4], handle.event)
                 elif previous_entry is None:
-                    new_run.match = (_NO_EVENTS, edge[4], handle.event)
+                    new_run.match = (NO_EVENTS, edge[4], handle.event)
                 final = finals[i]
                 if final is not None:
                     final_run = ComputationState(final, new_entry, next_version, start_timestamp, timestamp, start_event_id)
@@ -586,7 +597,7 @@ class NFA:
                     result.append(final_run)
                     lock_node(new_entry, next_version)
         if is_start:
-            start_version = _increase(version, _self_state(total_ignores, total_takes))
+            start_version = _increase(version, self_state(total_ignores, total_takes))
             result.append(ComputationState.start(current_name, start_version))
         if previous_entry is not None and not handed_over:
             buffer.release_node(previous_entry, version)
@@ -936,7 +947,8 @@ class _Unrolled:
         ignores = sum(1 for t in edges if t[0] == _IGNORE and t[2] != name)
         self.lines.append("    " * depth + f"return decisions[{len(self.decisions)}]")
         self.decisions.append(
-            (list(edges), takes, ignores, list(finals) if takes else None, _unchanged(self.state, edges))
+            # the decision's plans (for a full buffer, for a PathlessBuffer), compiled on first use
+            (list(edges), takes, ignores, list(finals) if takes else None, _unchanged(self.state, edges), [None, None])
         )
 
 

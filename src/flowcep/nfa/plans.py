@@ -1,0 +1,172 @@
+"""What a decision does to a run, as generated code (a decision's *plan*).
+
+A decision (see ``NFA._decide``) is fixed once the conditions are evaluated: its edges, their
+targets, the Dewey version increments of Flink's ``computeNextStates`` and where each new run
+goes (on as a partial match, to the completed matches, or stopping the others) depend only on
+the decision and on whether the run's state is a start state. For the decisions of the
+precompiled decision tables, ``compile_plan`` writes that work out once as a function without
+loops or lookups: per new run a few attribute stores, with the version arithmetic folded into
+constants. ``NFA._compute_next_states`` stays the reference (and does the work for decisions
+made by searching); a property test runs both on random patterns and streams.
+
+A plan is ``plan(run, handle, buffer, state, partial, potential)``: it adds the new runs to the
+queues ``partial`` and ``potential`` exactly as ``NFA.process`` does with the runs
+``_compute_next_states`` returns, with the same shared-buffer calls in the same order. The
+variant for a ``PathlessBuffer`` leaves out the buffer calls that do nothing there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from flowcep.nfa.computation_state import _NO_START, ComputationState
+
+Plan = Callable[..., None]
+
+# transition actions and what a new run's state means for it (shared with flowcep.nfa.nfa)
+_TAKE, _IGNORE = 0, 1
+NO_EVENTS: dict[str, list[Any]] = {}  # the partial match of a start run (never changed: readers copy)
+_ALIVE, _FINAL, _STOP = "alive", "final", "stop"
+
+
+def _increased(version: str, times: int) -> str:
+    """``_increase(version, times)`` as an expression (``times`` is known)."""
+    if times == 0:
+        return version
+    return f"{version}[:-1] + ({version}[-1] + {times},)"
+
+
+def self_state(increase_ignores: int, takes: int) -> int:
+    """Flink's ``calculateIncreasingSelfState``."""
+    return 0 if takes == 0 and increase_ignores == 0 else increase_ignores + max(1, takes)
+
+
+# a new run's fields, in the order ``new_run`` takes them
+_FIELDS: tuple[str, ...] = ComputationState.__slots__
+
+
+def compile_plan(
+    decision: tuple[Any, ...], state_name: str, is_start: bool, kinds: dict[str, str], keeps_paths: bool
+) -> Plan:
+    """The plan of ``decision`` for a run in state ``state_name`` (see the module docstring)."""
+    edges, total_takes, total_ignores, finals = decision[:4]
+    lines = [
+        "def plan(run, handle, buffer, state, partial, potential):",
+        "    version = run.version",
+        "    previous_entry = run.previous_entry",
+    ]
+    names: dict[str, Any] = {"new": object.__new__, "CS": ComputationState, "NO_START": _NO_START}
+    names["NO_EVENTS"] = NO_EVENTS
+    if total_takes:
+        lines += ["    timestamp = handle.timestamp", "    event = handle.event", "    match = run.match"]
+    take_branches_to_visit = total_take_to_skip = total_takes - 1 if total_takes else 0
+    ignore_branches_to_visit = total_ignores
+    made: list[tuple[str, str]] = []  # (variable, kind) of the new runs, in Flink's order
+    registered = False
+    hands_over = False  # whether some TAKE edge takes over the run's lock (when it has an entry)
+
+    def new_run(var: str, *fields: str) -> None:
+        lines.append(f"    {var} = new(CS)")
+        lines.extend(f"    {var}.{attr} = {value}" for attr, value in zip(_FIELDS, fields, strict=True))
+
+    for i, edge in enumerate(edges):
+        action, target, page = edge[0], repr(edge[2]), repr(edge[4])  # state names: str literals
+        var = f"r{i}"
+        if action == _IGNORE:
+            if is_start:
+                continue
+            if edge[2] == state_name:  # Flink's isEquivalentState: same state name
+                version = _increased("version", self_state(total_ignores, total_takes))
+            else:
+                version = _increased("version", total_take_to_skip + ignore_branches_to_visit) + " + (0,)"
+                ignore_branches_to_visit -= 1
+            lines.append(f"    v{i} = {version}")
+            new_run(
+                var,
+                target,
+                "previous_entry",
+                f"v{i}",
+                "run.start_timestamp",
+                "run.previous_timestamp",
+                "run.start_event_id",
+                "run.order",
+                "run.match",  # ignoring changes no partial match
+            )
+            if keeps_paths:
+                lines += [
+                    "    if previous_entry is not None:",
+                    f"        buffer.lock_node(previous_entry, v{i})",
+                ]
+        else:  # TAKE
+            last_take = take_branches_to_visit == 0
+            lines.append(f"    v{i} = {_increased('version', take_branches_to_visit)}")
+            lines.append(f"    n{i} = v{i} + (0,)")
+            take_branches_to_visit -= 1
+            if not registered:
+                lines.append("    event_id = handle.event_id")
+                lines.append("    if event_id is None:")
+                lines.append("        event_id = handle.event_id = buffer.register_event(event, timestamp)")
+                registered = True
+            if keeps_paths:
+                # the last TAKE stores the event under the run's own version: the run's lock on
+                # its node passes to the new edge (see NFA._compute_next_states)
+                lock_previous = "previous_entry is None" if last_take else "True"
+                lines.append(
+                    f"    e{i} = buffer.put({page}, event_id, previous_entry, v{i}, {lock_previous}, True)"
+                )
+            else:
+                lines.append(f"    e{i} = (event_id, {page})")
+            hands_over = hands_over or last_take
+            if is_start:
+                start = ("timestamp", "event_id", "event_id")
+                lines += ["    if timestamp > 0:", "        state.new_start_partial_match = True"]
+            else:
+                start = ("run.start_timestamp", "run.start_event_id", "run.order")
+            lines += [
+                "    if match is not None:",
+                f"        m{i} = (match, {page}, event)",
+                "    elif previous_entry is None:",
+                f"        m{i} = (NO_EVENTS, {page}, event)",
+                "    else:",
+                f"        m{i} = None",
+            ]
+            new_run(var, target, f"e{i}", f"n{i}", start[0], "timestamp", start[1], start[2], f"m{i}")
+            final = finals[i]
+            if final is not None:
+                made.append((var, kinds[edge[2]]))
+                var = f"q{i}"
+                new_run(
+                    var, repr(final), f"e{i}", f"n{i}", start[0], "timestamp", start[1], start[2], f"m{i}"
+                )
+                if keeps_paths:
+                    lines.append(f"    buffer.lock_node(e{i}, n{i})")
+                made.append((var, kinds[final]))
+                continue
+        made.append((var, kinds[edge[2]]))
+    if is_start:
+        version = _increased("version", self_state(total_ignores, total_takes))
+        new_run("rs", repr(state_name), "None", version, "-1", "-1", "None", "NO_START", "None")
+        made.append(("rs", kinds[state_name]))
+    if keeps_paths and not hands_over:
+        # no TAKE took the run's lock over: release it
+        lines += [
+            "    if previous_entry is not None:",
+            "        buffer.release_node(previous_entry, version)",
+        ]
+    # where the new runs go (NFA.process): completed matches now, partial ones once it is
+    # known that none of them stops the others
+    stops = any(kind is _STOP for _, kind in made)
+    for var, kind in made:
+        if kind is _FINAL:
+            lines.append(f"    potential.add({var})")
+        elif kind is _STOP and keeps_paths:
+            lines.append(f"    buffer.release_node({var}.previous_entry, {var}.version)")
+    for var, kind in made:
+        if kind is _ALIVE:
+            if not stops:
+                lines.append(f"    partial.add({var})")
+            elif keeps_paths:
+                lines.append(f"    buffer.release_node({var}.previous_entry, {var}.version)")
+    exec("\n".join(lines), names)  # noqa: S102 - generated from the compiled states, no user text
+    return names["plan"]  # type: ignore[no-any-return]
