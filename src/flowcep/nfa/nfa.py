@@ -197,6 +197,9 @@ class NFA:
         # False: every decision goes through _compute_next_states, the reference that the
         # decisions' generated plans (flowcep.nfa.plans) are tested against
         self.plans_enabled = True
+        # the completed runs of one process call (a scratch queue, emptied by each call)
+        self._potential = JavaPriorityQueue()
+        self._skips = bool(skip_strategy.is_skip_strategy())
         # what a new run's state means for it: it lives on, it has matched, or it must stop
         self._kinds = {
             name: _FINAL if st.is_final else _STOP if st.is_stop else _ALIVE for name, st in self.states.items()
@@ -351,54 +354,62 @@ class NFA:
         skip_strategy: Any = None,
     ) -> list[Match]:
         """Feed one event; return the matches it completes (Flink's ``process``)."""
-        handle = _EventHandle(event, timestamp)
-        skip = skip_strategy or self.skip_strategy
-        try:
-            states = self.states
-            needs_context = self._needs_context
-            # Phase 1 evaluates every condition before anything changes, so that a condition that
-            # raises leaves the key's runs and buffer untouched.  Reading first and writing second
-            # gives Flink's results: a run's conditions only read its own, unchanged, path.
-            # Decisions of states whose conditions are all simple depend only on the event.
-            cache: dict[str, Any] = {}
-            tables = self._tables
-            context_tables = self._context_tables
-            kinds = self._kinds
-            runs = state.queue
-            # decisions[i] for runs[i], None when the run survives unchanged (same version, same
-            # entry: Flink's lock + release of the entry cancel out); built at the first change
-            decisions: list[Any] | None = None
-            first = 0
-            decision: Any
-            for i, run in enumerate(runs):
-                name = run.state
-                if needs_context[name]:
-                    table = context_tables[name]
-                    if table is not None:
-                        decision = table(event, ConditionContext(buffer, run, timestamp))
-                    else:
-                        decision = self._decide(buffer, run, handle, states[name], None)
+        # the event as runs store it: made for the first decision that needs it (most events
+        # change no run and need none)
+        handle: _EventHandle | None = None
+        states = self.states
+        needs_context = self._needs_context
+        # Phase 1 evaluates every condition before anything changes, so that a condition that
+        # raises leaves the key's runs and buffer untouched.  Reading first and writing second
+        # gives Flink's results: a run's conditions only read its own, unchanged, path.
+        # Decisions of states whose conditions are all simple depend only on the event.
+        cache: dict[str, Any] = {}
+        tables = self._tables
+        context_tables = self._context_tables
+        runs = state.queue
+        # decisions[i] for runs[i], None when the run survives unchanged (same version, same
+        # entry: Flink's lock + release of the entry cancel out); built at the first change
+        decisions: list[Any] | None = None
+        first = 0
+        decision: Any
+        for i, run in enumerate(runs):
+            name = run.state
+            if needs_context[name]:
+                table = context_tables[name]
+                if table is not None:
+                    decision = table(event, ConditionContext(buffer, run, timestamp))
                 else:
-                    decision = cache.get(name)
-                    if decision is None:
-                        table = tables[name]
-                        if table is not None:
-                            decision = cache[name] = table(event)
-                        else:
-                            decision = cache[name] = self._decide(buffer, run, handle, states[name], cache)
-                if decision[4]:
-                    continue
-                if decisions is None:
-                    first = i
-                    decisions = [None] * (len(runs) - i)
-                decisions[i - first] = decision
+                    handle = handle or _EventHandle(event, timestamp)
+                    decision = self._decide(buffer, run, handle, states[name], None)
+            else:
+                decision = cache.get(name)
+                if decision is None:
+                    table = tables[name]
+                    if table is not None:
+                        decision = cache[name] = table(event)
+                    else:
+                        handle = handle or _EventHandle(event, timestamp)
+                        decision = cache[name] = self._decide(buffer, run, handle, states[name], cache)
+            if decision[4]:
+                continue
             if decisions is None:
-                # every run survives unchanged: the queue would be rebuilt identical (re-adding a
-                # valid heap in array order keeps its layout)
-                return []
-            # Phase 2: apply. The unchanged runs before the first change keep their places.
-            new_partial = JavaPriorityQueue.of_heap(runs[:first])
-            potential = JavaPriorityQueue.of_heap([])
+                first = i
+                decisions = [None] * (len(runs) - i)
+            decisions[i - first] = decision
+        if decisions is None:
+            # every run survives unchanged: the queue would be rebuilt identical (re-adding a
+            # valid heap in array order keeps its layout)
+            return []
+        if handle is None:
+            handle = _EventHandle(event, timestamp)
+        try:
+            # Phase 2: apply. The unchanged runs before the first change keep their places; the
+            # state, a queue itself, collects the new partial runs (``runs`` keeps the old ones).
+            kinds = self._kinds
+            new_partial = state
+            state.queue = runs[:first]
+            potential = self._potential
+            potential.queue = []
             pathless = 0 if buffer.keeps_paths else 1  # which of a decision's plans
             use_plans = self.plans_enabled
             for run, planned_decision in zip(runs[first:], decisions, strict=True):
@@ -432,15 +443,16 @@ class NFA:
                     for new_run in retain:
                         new_partial.add(new_run)
             result: list[Match] = []
-            if skip.is_skip_strategy():
-                self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
+            if skip_strategy is None:
+                skip, skips = self.skip_strategy, self._skips
             else:
+                skip, skips = skip_strategy, skip_strategy.is_skip_strategy()
+            if skips:
+                self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
+            elif potential.queue:
                 for match in potential:
                     result.append(_own_match(buffer, match))
                     buffer.release_node(match.previous_entry, match.version)
-            # the key keeps its queue object; only the run list is new (one object less for the
-            # garbage collector per event that changes runs: it outlives young collections)
-            state.queue = new_partial.queue
             return result
         finally:
             # the event's own lock, taken when a run first stored it
