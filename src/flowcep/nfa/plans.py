@@ -165,8 +165,29 @@ def compile_plan(
     for var, kind in made:
         if kind is _ALIVE:
             if not stops:
-                lines.append(f"    partial.add({var})")
+                lines += _add_to_queue("partial", var, var == "rs")
             elif keeps_paths:
                 lines.append(f"    buffer.release_node({var}.previous_entry, {var}.version)")
     exec("\n".join(lines), names)  # noqa: S102 - generated from the compiled states, no user text
     return names["plan"]  # type: ignore[no-any-return]
+
+
+def _add_to_queue(queue: str, var: str, last: bool) -> list[str]:
+    """``queue.add(var)`` (JavaPriorityQueue, Java's sift-up) written out; ``last``: the run
+    sorts after every other (a start run without events), so that it only goes to the end."""
+    if last:
+        return [f"    {queue}.queue.append({var})"]
+    return [
+        f"    q = {queue}.queue",
+        f"    q.append({var})",
+        "    k = len(q) - 1",
+        f"    key = {var}.order",
+        "    while k > 0:",
+        "        parent = (k - 1) >> 1",
+        "        e = q[parent]",
+        "        if key >= e.order:",
+        "            break",
+        "        q[k] = e",
+        "        k = parent",
+        f"    q[k] = {var}",
+    ]
