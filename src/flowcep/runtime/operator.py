@@ -564,7 +564,15 @@ class CepOperator:
             except BaseException:
                 self._resume = True
                 raise
-            return
+        else:
+            self._fire_keys(watermark, out)
+        if self._pathless is not None:
+            # no element at or before the watermark is processed after this firing: the
+            # arrival counters of those timestamps can go
+            self._pathless.advance_time(watermark)
+
+    def _fire_keys(self, watermark: int, out: list[Output]) -> None:
+        """``_fire`` when more than one key is due."""
         due = self._pop_due(watermark)
         if len(due) > 1:
             # Flink's timer order: by the key's earliest due timer; ties by first appearance.
@@ -583,6 +591,7 @@ class CepOperator:
     def _fire_key(self, ks: _KeyState, watermark: int, out: list[Output]) -> None:
         times = ks.times
         queue = ks.queue
+        state = ks.state
         n = bisect_right(times, watermark)
         sort_key = self._sort_key
         timers = ks.timers
@@ -592,7 +601,10 @@ class CepOperator:
         try:
             while done < n:
                 t = times[done]
-                self._advance(ks, t, out)
+                # _advance's own test, first without the call: most timestamps time nothing out
+                deadline = ks.deadline
+                if deadline is _UNKNOWN or (deadline is not None and deadline <= t) or state.completed_matches.queue:
+                    self._advance(ks, t, out)
                 elements = queue[t]
                 if sort_key is not None and len(elements) > 1:
                     elements.sort(key=sort_key)
@@ -601,7 +613,9 @@ class CepOperator:
                 done += 1
             # also when the last buffered timestamp is the watermark: a run that left a proceed
             # edge by ignoring the event keeps its older previous timestamp and may be due now
-            self._advance(ks, watermark, out)
+            deadline = ks.deadline
+            if deadline is _UNKNOWN or (deadline is not None and deadline <= watermark) or state.completed_matches.queue:
+                self._advance(ks, watermark, out)
         except BaseException:
             if done < n and not queue.get(times[done]):
                 queue.pop(times[done], None)
@@ -610,8 +624,10 @@ class CepOperator:
         finally:
             if done:
                 del times[:done]
-            ks.buffer.advance_time(watermark)
-            ks.state.new_start_partial_match = False
+            if self._pathless is None:
+                # (the buffer all keys share forgets its counters once per firing: _fire)
+                ks.buffer.advance_time(watermark)
+            state.new_start_partial_match = False
             # timers registered during this firing at or before the watermark fire at once in
             # Flink, only to advance time to the watermark again, which changes nothing
             if timers and timers[0] <= watermark:
