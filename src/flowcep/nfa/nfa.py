@@ -115,7 +115,8 @@ def _current_match(buffer: SharedBuffer, run: ComputationState) -> Match:
         while type(match) is tuple:
             taken.append(match)
             match = match[0]
-        match = {page: list(events) for page, events in match.items()}
+        # (most chains start at a start run's empty match: no copy to make)
+        match = {page: list(events) for page, events in match.items()} if match else {}
         for _, page, event in reversed(taken):
             events = match.get(page)
             if events is None:
