@@ -40,6 +40,7 @@ from flowcep.runtime.output import (
     BadRecord,
     BadRecordError,
     Output,
+    make_output,
 )
 from flowcep.runtime.snapshot import SnapshotError, pack, pattern_fingerprint, unpack
 from flowcep.sharedbuffer import PathlessBuffer, SharedBuffer
@@ -654,12 +655,12 @@ class CepOperator:
             key = ks.key
             self.matches += len(matches)
             for match in matches:
-                out.append(Output(MATCH, key, match, timestamp))
+                out.append(make_output(MATCH, key, match, timestamp))
         if timed_out:
             key = ks.key
             self.timeouts += len(timed_out)
             for partial, at in timed_out:
-                out.append(Output(TIMEOUT, key, partial, at))
+                out.append(make_output(TIMEOUT, key, partial, at))
 
     def _feed(self, ks: _KeyState, elements: list[Any], timestamp: int, out: list[Output]) -> None:
         """Process ``elements`` at ``timestamp``.
@@ -703,7 +704,7 @@ class CepOperator:
             if matches:
                 self.matches += len(matches)
                 for match in matches:
-                    out.append(Output(MATCH, key, match, timestamp))
+                    out.append(make_output(MATCH, key, match, timestamp))
 
     # ------------------------------------------------------------------ processing time
 
