@@ -127,6 +127,41 @@ class CepOperator:
     ``"raise"`` (``BadRecordError``) or ``"side_output"`` (``Output(kind="bad_record")``).
     """
 
+    # slots: every attribute read is specialised, however many there are (an instance dict's
+    # shared keys stop at 30 in CPython 3.11; a 30th attribute cost 4 % on W1 before, 2026-11-25)
+    __slots__ = (
+        "pattern",
+        "nfa",
+        "fingerprint",
+        "processing_time",
+        "on_error",
+        "timeout_handling",
+        "_key_by",
+        "_timestamp",
+        "_out_of_orderness",
+        "_sort_key",
+        "_clock",
+        "_raise",
+        "_starts_nothing",
+        "_keys",
+        "_pathless",
+        "_heap",
+        "_push",
+        "_next_seq",
+        "_watermark",
+        "_max_timestamp",
+        "_fire_base",
+        "_last_now",
+        "_resume",
+        "_errors",
+        "events_in",
+        "late",
+        "matches",
+        "timeouts",
+        "bad_records",
+        "_window_timer",
+    )
+
     def __init__(
         self,
         pattern: Pattern,
@@ -158,13 +193,11 @@ class CepOperator:
         self._clock: Callable[[], int] = clock if clock is not None else wall_clock_millis
         self._raise = on_error == "raise"
         self._starts_nothing = self.nfa.starts_nothing
+        # the window timer's offset in event time (Flink registers one per new partial match), 0: none
+        self._window_timer = self.nfa.window_time if self.nfa.window_time > 0 and not self.processing_time else 0
         self._reset()
 
     def _reset(self) -> None:
-        # The operator has 29 instance attributes. CPython 3.11 keeps an instance's attributes
-        # in a dict with keys shared by the class, whose reads it specialises, only while there
-        # are fewer than 30: a 30th cost 4 % more instructions per event on W1 and W4a
-        # (measured 2026-11-25). Mind it when adding one.
         self._keys: dict[Any, _KeyState] = {}
         # only skip strategies that prune by the paths of matches read them from the shared
         # buffer; otherwise runs carry their partial matches and one buffer without paths
@@ -669,8 +702,7 @@ class CepOperator:
         job), after removing the elements it consumed, the failing one included, from ``elements``.
         """
         process = self.nfa.process
-        window_time = self.nfa.window_time
-        window_timers = window_time > 0 and not self.processing_time
+        window_time = self._window_timer  # 0: no window timers
         state = ks.state
         buffer = ks.buffer
         key = ks.key
@@ -694,7 +726,7 @@ class CepOperator:
                 raise
             if state.queue is not runs:
                 ks.deadline = _UNKNOWN
-            if window_timers and state.new_start_partial_match:
+            if window_time and state.new_start_partial_match:
                 # Flink registers a timer at ts + window while the flag is up (until the firing ends)
                 due = timestamp + window_time
                 timers = ks.timers
