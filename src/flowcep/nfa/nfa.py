@@ -25,6 +25,7 @@ from flowcep.sharedbuffer.sharedbuffer import EventId, SharedBuffer
 Match = dict[str, list[Any]]
 
 _PROCEED = 2
+_PER_RUN = ("decided per run",)  # process(): a state whose decision reads the run's partial match
 _ACTION_CODE = {TAKE: _TAKE, IGNORE: _IGNORE, PROCEED: _PROCEED}
 
 
@@ -190,6 +191,8 @@ class NFA:
         # whether a decision from a state can evaluate an iterative condition (through PROCEED edges)
         self._needs_context: dict[str, bool] = {name: self._reaches_iterative(name) for name in self.states}
         self._start_names = [s.name for s in self.states.values() if s.is_start]
+        # the states whose decisions are made per run, as process() starts its decision cache
+        self._per_run = {name: _PER_RUN for name, needs in self._needs_context.items() if needs}
         # starts_nothing() can judge an event without a run only if no start decision reads one
         self._simple_start = not any(self._needs_context[name] for name in self._start_names)
         # A looping group whose steps can all be skipped has a cycle of PROCEED edges; when its
@@ -359,12 +362,14 @@ class NFA:
         # change no run and need none)
         handle: _EventHandle | None = None
         states = self.states
-        needs_context = self._needs_context
         # Phase 1 evaluates every condition before anything changes, so that a condition that
         # raises leaves the key's runs and buffer untouched.  Reading first and writing second
         # gives Flink's results: a run's conditions only read its own, unchanged, path.
-        # Decisions of states whose conditions are all simple depend only on the event.
-        cache: dict[str, Any] = {}
+        # Decisions of states whose conditions are all simple depend only on the event: the
+        # cache keeps them per state; the states whose decisions are made per run are in it
+        # from the start, as _PER_RUN (one lookup per run either way).
+        per_run = self._per_run
+        cache: dict[str, Any] = per_run.copy() if per_run else {}
         tables = self._tables
         context_tables = self._context_tables
         runs = state.queue
@@ -375,22 +380,21 @@ class NFA:
         decision: Any
         for i, run in enumerate(runs):
             name = run.state
-            if needs_context[name]:
+            decision = cache.get(name)
+            if decision is None:
+                table = tables[name]
+                if table is not None:
+                    decision = cache[name] = table(event)
+                else:
+                    handle = handle or _EventHandle(event, timestamp)
+                    decision = cache[name] = self._decide(buffer, run, handle, states[name], cache)
+            elif decision is _PER_RUN:
                 table = context_tables[name]
                 if table is not None:
                     decision = table(event, ConditionContext(buffer, run, timestamp))
                 else:
                     handle = handle or _EventHandle(event, timestamp)
                     decision = self._decide(buffer, run, handle, states[name], None)
-            else:
-                decision = cache.get(name)
-                if decision is None:
-                    table = tables[name]
-                    if table is not None:
-                        decision = cache[name] = table(event)
-                    else:
-                        handle = handle or _EventHandle(event, timestamp)
-                        decision = cache[name] = self._decide(buffer, run, handle, states[name], cache)
             if decision[4]:
                 continue
             if decisions is None:
