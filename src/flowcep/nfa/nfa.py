@@ -204,6 +204,7 @@ class NFA:
         # the completed runs of one process call (a scratch queue, emptied by each call)
         self._potential = JavaPriorityQueue()
         self._skips = bool(skip_strategy.is_skip_strategy())
+        self._needs_paths = self.needs_paths()
         # what a new run's state means for it: it lives on, it has matched, or it must stop
         self._kinds = {
             name: _FINAL if st.is_final else _STOP if st.is_stop else _ALIVE for name, st in self.states.items()
@@ -676,9 +677,13 @@ class NFA:
             else:
                 buffer.advance_time(timestamp)
                 return result, timed_out
-        new_partial = JavaPriorityQueue()
-        potential = JavaPriorityQueue()
-        for run in state.queue:
+        # as in process: the state collects the runs that stay, a scratch queue the completed ones
+        runs = state.queue
+        new_partial = state
+        state.queue = []
+        potential = self._potential
+        potential.queue = []
+        for run in runs:
             if run.start_event_id is None or states[run.state].is_start:
                 new_partial.add(run)
                 continue
@@ -696,8 +701,8 @@ class NFA:
                 buffer.release_node(run.previous_entry, run.version)
             else:
                 new_partial.add(run)
-        self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
-        state.queue = new_partial.queue
+        if potential.queue or state.completed_matches.queue:
+            self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
         buffer.advance_time(timestamp)
         return result, timed_out
 
@@ -763,7 +768,7 @@ class NFA:
         earliest = completed.peek()
         prunes = skip.is_skip_strategy()  # no_skip prunes nothing: nothing to wait for
         by_paths = buffer.keeps_paths
-        if prunes and not by_paths and self.needs_paths(skip):
+        if prunes and not by_paths and (self._needs_paths if skip is self.skip_strategy else self.needs_paths(skip)):
             raise ValueError(f"{skip!r} prunes by the paths of matches, which this shared buffer does not keep")
         while earliest is not None:
             earliest_partial = partial.peek()
