@@ -454,7 +454,13 @@ class NFA:
             else:
                 skip, skips = skip_strategy, skip_strategy.is_skip_strategy()
             if skips:
-                self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
+                if (
+                    potential.queue
+                    or state.completed_matches.queue
+                    # nothing to emit, but a buffer without paths may not fit the strategy: check
+                    or (pathless and (skip is not self.skip_strategy or self._needs_paths))
+                ):
+                    self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
             elif potential.queue:
                 for match in potential:
                     result.append(_own_match(buffer, match))

@@ -571,15 +571,20 @@ class CepOperator:
             self._fire(self._watermark, out)
 
     def _pop_due(self, limit: int | None) -> list[_KeyState]:
+        """The keys due at ``limit`` (None: all), off the heap, in Flink's timer order: by the
+        key's earliest due timer, ties by first appearance. A key's live heap entry is at that
+        timer (its first buffered time, or window timer in event time), so the order is that of
+        ``(due, seq)`` pairs, compared without a Python key function."""
         heap = self._heap
-        due: list[_KeyState] = []
+        due: list[tuple[int, int, _KeyState]] = []
         while heap and (limit is None or heap[0][0] <= limit):
             entry = heapq.heappop(heap)
             ks = entry[2]
             if ks.entry is entry:
                 ks.entry = None
-                due.append(ks)
-        return due
+                due.append((entry[0], ks.seq, ks))
+        due.sort()  # seq is unique: the keys themselves are never compared
+        return [ks for _, _, ks in due]
 
     def _fire(self, watermark: int, out: list[Output]) -> None:
         """Run every key that has buffered elements or timeouts due at ``watermark``."""
@@ -608,9 +613,6 @@ class CepOperator:
     def _fire_keys(self, watermark: int, out: list[Output]) -> None:
         """``_fire`` when more than one key is due."""
         due = self._pop_due(watermark)
-        if len(due) > 1:
-            # Flink's timer order: by the key's earliest due timer; ties by first appearance.
-            due.sort(key=lambda ks: (min(ks.times[:1] + ks.timers[:1]), ks.seq))
         done = 0
         try:
             for ks in due:
@@ -793,7 +795,6 @@ class CepOperator:
         if not heap or (now is not None and heap[0][0] > now):
             return
         due = self._pop_due(now)
-        due.sort(key=lambda ks: (ks.times[0] if ks.times else LONG_MAX, ks.seq))
         done = 0
         try:
             for ks in due:
