@@ -221,6 +221,8 @@ class NFA:
             else:
                 self._tables[name] = table
                 self._context_tables[name] = None
+        # what starts_nothing() asks: each start state with its decision table (None: search)
+        self._start_tables = [(name, self._tables[name]) for name in self._start_names]
 
     def _decision_table(self, state: CompiledState) -> Any:
         """The state's decision as a generated function, or None (decide by searching).
@@ -331,18 +333,13 @@ class NFA:
         """
         if not self._simple_start:
             return False
-        states = self.states
-        tables = self._tables
-        handle: _EventHandle | None = None
         try:
-            for name in self._start_names:
-                table = tables[name]
+            for name, table in self._start_tables:
                 if table is not None:
                     edges = table(event)[0]
                 else:
-                    if handle is None:
-                        handle = _EventHandle(event, 0)
-                    edges = self._decide(None, None, handle, states[name], None)[0]  # type: ignore[arg-type]
+                    handle = _EventHandle(event, 0)
+                    edges = self._decide(None, None, handle, self.states[name], None)[0]  # type: ignore[arg-type]
                 if edges:
                     return False
         except Exception:

@@ -302,7 +302,12 @@ class CepOperator:
             self.late += 1
             out.append(Output(LATE, key, event, ts))
         else:
-            if ks is None and not self._inert(event, ts, watermark):
+            # A key without state gets none for an inert element: one that cannot start a match
+            # when no element of an earlier time can still come (it would be late under the
+            # watermark this element generates) to start one that this element could advance
+            # (with a comparator, not even one of the same time). Flink would buffer it, fire
+            # its timer and process it without effect.
+            if ks is None and not (self._sort_key is None and ts <= watermark + 1 and self._starts_nothing(event)):
                 ks = self._new_key(key)
             if ks is not None:
                 queue = ks.queue
@@ -327,14 +332,6 @@ class CepOperator:
             if heap and heap[0][0] <= watermark:
                 self._fire(watermark, out)
         return out
-
-    def _inert(self, event: Any, ts: int, watermark: int) -> bool:
-        """Whether an element for a key without state can be dropped: it cannot start a match,
-        and no element of an earlier time can still come (it would be late under ``watermark``,
-        the one this element generates) to start one that this element could advance (with a
-        comparator, not even one of the same time). Flink would buffer it, fire its timer and
-        process it without effect."""
-        return self._sort_key is None and ts <= watermark + 1 and self._starts_nothing(event)
 
     def process_elements(self, events: Iterable[Any]) -> list[Output]:
         """``process_element`` for each event (with ``on_error="raise"``, bad records are raised
