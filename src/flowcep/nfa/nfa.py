@@ -461,11 +461,12 @@ class NFA:
             elif potential.queue:
                 for match in potential:
                     result.append(_own_match(buffer, match))
-                    buffer.release_node(match.previous_entry, match.version)
+                    if not pathless:  # (a PathlessBuffer holds no locks)
+                        buffer.release_node(match.previous_entry, match.version)
             return result
         finally:
             # the event's own lock, taken when a run first stored it
-            if handle.event_id is not None:
+            if handle.event_id is not None and buffer.keeps_paths:
                 buffer.release_event(handle.event_id)
 
     def _plan(self, name: str, decision: tuple[Any, ...], keeps_paths: bool) -> Any:
