@@ -521,39 +521,31 @@ class CepOperator:
 
     def _schedule(self, ks: _KeyState) -> None:
         """Index the key at its next due time: first buffered timestamp or next timeout."""
+        times = ks.times
         if self.processing_time:
             # processing-time timeouts are not timer driven: only buffered elements are due
-            due = ks.times[0] + 1 if ks.times else None
+            due = times[0] + 1 if times else None
         else:
             # Flink 2.3's timers: one per buffered timestamp, plus the window timers
-            due = ks.times[0] if ks.times else None
-            if ks.timers and (due is None or ks.timers[0] < due):
-                due = ks.timers[0]
+            due = times[0] if times else None
+            timers = ks.timers
+            if timers and (due is None or timers[0] < due):
+                due = timers[0]
         if due is None:
             ks.entry = None
         else:
-            self._push_entry(ks, due)
+            # _push_entry, inline: this runs after every firing of a key
+            entry = ks.entry = (due, next(self._push), ks)
+            heapq.heappush(self._heap, entry)
 
     def _settle(self, ks: _KeyState) -> None:
-        """Drop the key if nothing is pending, else re-index it (``_schedule``, inline in event
-        time: this runs after every firing of a key)."""
-        times = ks.times
-        if not times and ks.state.is_empty():
+        """Drop the key if nothing is pending, else re-index it."""
+        if not ks.times and ks.state.is_empty():
             ks.entry = None
             if self._keys.get(ks.key) is ks:
                 del self._keys[ks.key]
-        elif self.processing_time:
-            self._schedule(ks)
         else:
-            timers = ks.timers
-            due = times[0] if times else None
-            if timers and (due is None or timers[0] < due):
-                due = timers[0]
-            if due is None:
-                ks.entry = None
-            else:
-                entry = ks.entry = (due, next(self._push), ks)
-                heapq.heappush(self._heap, entry)
+            self._schedule(ks)
 
     def _advance_watermark(self, watermark: int, out: list[Output]) -> None:
         self._fire_base = self._watermark + 1
