@@ -483,10 +483,12 @@ class NFA:
     ) -> tuple[Any, ...]:
         """Flink's ``createDecisionGraph`` plus, per TAKE edge, ``findFinalStateAfterProceed``.
 
-        Returns ``(edges, take branches, non-self ignore branches, finals, unchanged)`` where
-        ``finals[i]`` is the final state reached by PROCEED after taking edge ``i`` and
+        Returns ``(edges, take branches, non-self ignore branches, finals, unchanged, plans)``
+        where ``finals[i]`` is the final state reached by PROCEED after taking edge ``i``,
         ``unchanged`` says that the run survives as it is (it only ignores the event on its own
-        state, or it is a start run that nothing starts).
+        state, or it is a start run that nothing starts) and ``plans`` is None: a decision made
+        here is applied by ``_compute_next_states`` (the decision tables' decisions carry their
+        plans, see ``flowcep.nfa.plans``).
         """
         event = handle.event
         ctx = ConditionContext(buffer, run, handle.timestamp) if self._needs_context[current.name] else None
