@@ -168,7 +168,8 @@ def compile_plan(
                 lines += _add_to_queue("partial", var, var == "rs")
             elif keeps_paths:
                 lines.append(f"    buffer.release_node({var}.previous_entry, {var}.version)")
-    exec("\n".join(lines), names)  # noqa: S102 - generated from the compiled states, no user text
+    # generated from the compiled states; names (the user's step names) enter as repr() literals
+    exec("\n".join(lines), names)  # noqa: S102
     return names["plan"]  # type: ignore[no-any-return]
 
 
