@@ -19,6 +19,13 @@ def test_match_keys_follow_pattern_order_not_name_order():
     assert list(m) == ["z", "y", "x"]
 
 
+def test_step_names_with_quotes_braces_and_newlines_name_their_events():
+    # the NFA writes step names into generated code (decision plans): as literals, not as text
+    first, second = "a'\"\\x\n", 'b}{"'
+    p = Pattern.begin(first).where(named("a")).followed_by(second).where(named("b"))
+    assert dict_matches(p, "a1 b2") == [{first: [1], second: [2]}]
+
+
 def test_match_lists_are_in_event_order():
     p = Pattern.begin("a").where(named("a")).times(3)
     assert dict_matches(p, "a1 a2 a3") == [{"a": [1, 2, 3]}]
