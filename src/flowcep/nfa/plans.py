@@ -106,7 +106,18 @@ def compile_plan(
             if not registered:
                 lines.append("    event_id = handle.event_id")
                 lines.append("    if event_id is None:")
-                lines.append("        event_id = handle.event_id = buffer.register_event(event, timestamp)")
+                if keeps_paths:
+                    lines.append(
+                        "        event_id = handle.event_id = buffer.register_event(event, timestamp)"
+                    )
+                else:
+                    # PathlessBuffer.register_event (next_event_id), written out
+                    lines += [
+                        "        counts = buffer.events_count",
+                        "        seq = counts.get(timestamp, 0)",
+                        "        counts[timestamp] = seq + 1",
+                        "        event_id = handle.event_id = (timestamp, seq)",
+                    ]
                 registered = True
             if keeps_paths:
                 # the last TAKE stores the event under the run's own version: the run's lock on
