@@ -93,6 +93,23 @@ def test_with_a_comparator_flush_releases_the_buffered_elements() -> None:
     assert not op.has_state()
 
 
+def test_with_a_comparator_keys_are_released_in_order_of_first_appearance() -> None:
+    pattern = Pattern.begin("a").where(is_("a"))
+    clock = Clock(5)
+    op = pt_operator(pattern, clock, comparator=lambda x, y: 0)
+    op.process_element(Ev("a", 0, "q"))  # q appears first
+    op.process_element(Ev("a", 0, "p"))
+    clock.now = 6
+    op.process_element(Ev("a", 0, "r"))  # releases millisecond 5; r waits for 7
+    op.process_element(Ev("a", 0, "p"))  # p's key, dropped after its match, appears anew
+    clock.now = 7
+    assert [(o.key, o.timestamp) for o in op.process_watermark(0)] == [("r", 6), ("p", 6)]
+    op2 = pt_operator(pattern, Clock(5), comparator=lambda x, y: 0)
+    op2.process_element(Ev("a", 0, "q"))
+    op2.process_element(Ev("a", 0, "p"))
+    assert [(o.key, o.timestamp) for o in op2.flush()] == [("q", 5), ("p", 5)]
+
+
 def test_keys_without_pending_matches_are_dropped_in_processing_time() -> None:
     clock = Clock(1)
     op = pt_operator(ab_within(10), clock)
