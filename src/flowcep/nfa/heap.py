@@ -20,13 +20,6 @@ class JavaPriorityQueue:
         for item in items:
             self.add(item)
 
-    @classmethod
-    def of_heap(cls, heap: list[Any]) -> JavaPriorityQueue:
-        """A queue over ``heap``, a list already laid out as this queue would lay it out."""
-        queue = cls.__new__(cls)
-        queue.queue = heap
-        return queue
-
     def add(self, x: Any) -> None:
         q = self.queue
         q.append(x)

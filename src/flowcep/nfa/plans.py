@@ -111,13 +111,8 @@ def compile_plan(
                         "        event_id = handle.event_id = buffer.register_event(event, timestamp)"
                     )
                 else:
-                    # PathlessBuffer.register_event (next_event_id), written out
-                    lines += [
-                        "        counts = buffer.events_count",
-                        "        seq = counts.get(timestamp, 0)",
-                        "        counts[timestamp] = seq + 1",
-                        "        event_id = handle.event_id = (timestamp, seq)",
-                    ]
+                    # what PathlessBuffer.register_event does, without the call in between
+                    lines.append("        event_id = handle.event_id = buffer.next_event_id(timestamp)")
                 registered = True
             if keeps_paths:
                 # the last TAKE stores the event under the run's own version: the run's lock on

@@ -325,12 +325,7 @@ class CepOperator:
                 else:
                     elements.append(event)
         if watermark > self._watermark:
-            # _advance_watermark, inline: most elements move the watermark
-            self._fire_base = self._watermark + 1
-            self._watermark = watermark
-            heap = self._heap
-            if heap and heap[0][0] <= watermark:
-                self._fire(watermark, out)
+            self._advance_watermark(watermark, out)
         return out
 
     def process_elements(self, events: Iterable[Any]) -> list[Output]:
@@ -534,9 +529,7 @@ class CepOperator:
         if due is None:
             ks.entry = None
         else:
-            # _push_entry, inline: this runs after every firing of a key
-            entry = ks.entry = (due, next(self._push), ks)
-            heapq.heappush(self._heap, entry)
+            self._push_entry(ks, due)
 
     def _settle(self, ks: _KeyState) -> None:
         """Drop the key if nothing is pending, else re-index it."""
