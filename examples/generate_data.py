@@ -23,10 +23,11 @@ import csv
 import json
 import math
 import random
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 DEFAULT_SEED = 20260302
+UTC = timezone.utc
 FIRST_DAY = datetime(2026, 3, 2, tzinfo=UTC)  # a Monday
 DATA_DIR = Path(__file__).resolve().parent / "data"
 

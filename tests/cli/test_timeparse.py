@@ -1,10 +1,12 @@
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from flowcep.cli_support.timeparse import format_duration, format_timestamp, parse_duration, parse_timestamp
+
+UTC = timezone.utc
 
 
 @pytest.mark.parametrize(

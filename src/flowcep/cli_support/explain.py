@@ -102,7 +102,7 @@ def describe_condition(cond: Any) -> str:
         return f"{_paren(cond.left)} or {_paren(cond.right)}"
     if cls == "RichNotCondition" or ("Not" in cls and hasattr(cond, "condition")):
         return f"not {_paren(cond.condition)}"
-    if isinstance(getattr(cond, "subtype", None), type | tuple):
+    if isinstance(getattr(cond, "subtype", None), (type, tuple)):
         sub = cond.subtype
         names = ", ".join(t.__name__ for t in sub) if isinstance(sub, tuple) else sub.__name__
         return f"isinstance(event, {names})"

@@ -207,7 +207,7 @@ def _read_csv(lines: Iterable[str], path: str) -> Iterator[tuple[int, Record]]:
                 f"{_where(path, reader.line_num)}: {len(cells)} cells, but the header has {width} columns",
                 EXIT_INPUT,
             )
-        yield reader.line_num, Record(zip(header, map(convert, cells), strict=True))
+        yield reader.line_num, Record(zip(header, map(convert, cells)))  # widths checked above
 
 
 def _read_jsonl(lines: Iterable[str], path: str) -> Iterator[tuple[int, Record]]:

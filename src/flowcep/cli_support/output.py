@@ -27,13 +27,13 @@ from flowcep.cli_support.inputs import ReadProgress
 
 def to_jsonable(value: Any) -> Any:
     """``json.dumps`` fallback: datetimes as ISO text, sets and tuples as lists, objects as dicts."""
-    if isinstance(value, datetime | date | dtime):
+    if isinstance(value, (datetime, date, dtime)):
         return value.isoformat()
     if isinstance(value, timedelta):
         return value.total_seconds()
     if isinstance(value, Decimal):
         return float(value) if value.is_finite() else str(value)
-    if isinstance(value, set | frozenset):
+    if isinstance(value, (set, frozenset)):
         return sorted(value, key=repr)
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
@@ -58,7 +58,7 @@ def _clean_floats(value: Any) -> Any:
         return None
     if isinstance(value, dict):
         return {k: _clean_floats(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return [_clean_floats(v) for v in value]
     return value
 

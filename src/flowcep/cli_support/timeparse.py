@@ -3,7 +3,9 @@
 Timestamps become integer milliseconds since the Unix epoch, the unit Flink uses for event
 time. Accepted: integers (already milliseconds), integral floats, digit strings, and ISO-8601
 date-times (``2026-03-02T09:30:00Z``, ``2026-03-02 09:30:00.250+01:00``, ``2026-03-02``);
-a date-time without an offset is read as UTC.
+a date-time without an offset is read as UTC. On Python before 3.11 (PyPy 3.9) ISO-8601 is read
+by that version's ``datetime.fromisoformat`` plus a ``Z`` offset and 1 to 6 fraction digits;
+the basic format (``20260302T093000``) needs Python 3.11.
 
 Durations become integer milliseconds: ``250`` (ms), ``250ms``, ``5s``, ``2m``/``2min``,
 ``1h``, ``1d``, combinations such as ``1h30m``, ISO-8601 ``PT5M``, or a ``timedelta``.
@@ -13,9 +15,11 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import UTC, date, datetime, timedelta
+import sys
+from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
+UTC = timezone.utc
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 _INT_RE = re.compile(r"[+-]?\d+")
@@ -42,7 +46,7 @@ def parse_timestamp(value: Any) -> int:
         if _INT_RE.fullmatch(text):
             return int(text)
         try:
-            parsed = datetime.fromisoformat(text)
+            parsed = _fromisoformat(text)
         except ValueError:
             raise ValueError(
                 f"{value!r} is neither milliseconds since the epoch nor an ISO-8601 date-time"
@@ -51,6 +55,19 @@ def parse_timestamp(value: Any) -> int:
     if value is None:
         raise ValueError("the timestamp is missing (null)")
     raise ValueError(f"a {type(value).__name__} ({value!r}) is not a timestamp")
+
+
+if sys.version_info >= (3, 11):
+    _fromisoformat = datetime.fromisoformat
+else:
+    _FRACTION_RE = re.compile(r"(T|\s)(\d\d:\d\d:\d\d)\.(\d{1,6})(?!\d)")
+
+    def _fromisoformat(text: str) -> datetime:
+        """What 3.11's ``fromisoformat`` reads of the extended format, on 3.9 and 3.10."""
+        if text[-1:] in ("Z", "z"):
+            text = text[:-1] + "+00:00"
+        text = _FRACTION_RE.sub(lambda m: f"{m[1]}{m[2]}.{m[3]:0<6}", text, count=1)
+        return datetime.fromisoformat(text)
 
 
 def _datetime_ms(dt: datetime) -> int:

@@ -415,7 +415,7 @@ class NFA:
             potential.queue = []
             pathless = 0 if buffer.keeps_paths else 1  # which of a decision's plans
             use_plans = self.plans_enabled
-            for run, planned_decision in zip(runs[first:], decisions, strict=True):
+            for run, planned_decision in zip(runs[first:], decisions):  # equal lengths
                 if planned_decision is None:
                     new_partial.add(run)
                     continue
@@ -723,7 +723,7 @@ class NFA:
         runs = state.runs()
         if len(runs) != len(matches):
             raise ValueError(f"{len(matches)} partial matches for {len(runs)} runs")
-        for run, match in zip(runs, matches, strict=True):
+        for run, match in zip(runs, matches):  # lengths checked above
             if run.previous_entry is not None:
                 run.match = match
 

@@ -67,8 +67,9 @@ def compile_plan(
     hands_over = False  # whether some TAKE edge takes over the run's lock (when it has an entry)
 
     def new_run(var: str, *fields: str) -> None:
+        assert len(fields) == len(_FIELDS)
         lines.append(f"    {var} = new(CS)")
-        lines.extend(f"    {var}.{attr} = {value}" for attr, value in zip(_FIELDS, fields, strict=True))
+        lines.extend(f"    {var}.{attr} = {value}" for attr, value in zip(_FIELDS, fields))
 
     for i, edge in enumerate(edges):
         action, target, page = edge[0], repr(edge[2]), repr(edge[4])  # state names: str literals

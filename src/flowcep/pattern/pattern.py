@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from datetime import timedelta
-from typing import Any
+from typing import Any, Union
 
 from flowcep.pattern.aftermatch import AfterMatchSkipStrategy
 from flowcep.pattern.conditions import (
@@ -28,7 +28,7 @@ from flowcep.pattern.exceptions import (
 )
 from flowcep.pattern.quantifier import ConsumingStrategy, Quantifier, QuantifierProperty, Times
 
-Duration = timedelta | int
+Duration = Union[timedelta, int]  # (not timedelta | int: Python 3.9, PyPy)
 
 _NOT_STRATEGIES = (ConsumingStrategy.NOT_FOLLOW, ConsumingStrategy.NOT_NEXT)
 _OPTIONAL_TO_NOT = (

@@ -145,7 +145,7 @@ def pack(fingerprint: bytes, payload: Any) -> bytes:
 
 def unpack(data: bytes, fingerprint: bytes) -> Any:
     """Check the header against ``fingerprint`` and return the payload; ``SnapshotError`` if wrong."""
-    if not isinstance(data, bytes | bytearray | memoryview):
+    if not isinstance(data, (bytes, bytearray, memoryview)):
         raise SnapshotError(f"a snapshot is bytes, got {type(data).__name__}")
     data = bytes(data)
     if len(data) < _HEADER or not data.startswith(MAGIC):
