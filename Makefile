@@ -58,5 +58,5 @@ lint: setup
 	$(VENV)/bin/ruff check src tests benchmarks examples
 	$(VENV)/bin/mypy src
 
-bench: setup
+bench: setup setup-pypy
 	$(VENV)/bin/python benchmarks/run.py

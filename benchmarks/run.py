@@ -3,6 +3,7 @@
     python benchmarks/run.py                  # all workloads, default sizes, both engines
     python benchmarks/run.py --only W1 --size 500000 --no-flink
     python benchmarks/run.py --memory         # W1 peak memory at 1 M and 10 M events
+    python benchmarks/run.py --pypy none      # without the PyPy column
 
 Both engines get the same events and the same pattern, in event time with
 parallelism 1; the counts of matches and of timeouts must agree.  flowcep gets the
@@ -11,6 +12,12 @@ side counts them in its process function; neither keeps them.  Each engine runs 
 (alternating) and the median run is reported.  Results also go to
 benchmarks/results/latest.json.  Timings are wall-clock on whatever machine
 runs this; tests never assert them.
+
+flowcep also runs under PyPy (``--pypy``, by default the ``.venv-pypy`` that ``make setup-pypy``
+makes, when it exists), in a child process over the same events. Flink's side and PyPy's each
+get a warm-up run over the first ``--warmup`` events (20,000 by default) before the timed run;
+the CPython column gets none (it has no JIT to warm up). PyPy's JIT takes about 100,000 events
+of W1 to warm up: ``--scale 10`` shows both JITs' steady state better than the default sizes.
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+PYPY_VENV_PYTHON = HERE.parent / ".venv-pypy" / "bin" / "python"
+WARMUP_EVENTS = 20_000  # the warm-up run of the JITs (Flink's, PyPy's), unless --warmup says
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "src"))
 
@@ -65,14 +74,52 @@ def run_flowcep(workload: Workload, events: list[Event], batch: int = 10_000) ->
     }
 
 
-def run_flink(workload: Workload, events: list[Event]) -> dict[str, Any] | None:
+def run_flowcep_under(
+    python: str, workload: Workload, size: int, seed: int, batch: int, warmup: int = WARMUP_EVENTS
+) -> dict[str, Any]:
+    """``run_flowcep`` in a child process of interpreter ``python`` (PyPy) over the same events
+    (the child makes them from the same seed), after a warm-up run over the first
+    ``warmup`` of them."""
+    proc = subprocess.run(
+        [
+            python,
+            __file__,
+            "--run-child",
+            workload.name,
+            "--size",
+            str(size),
+            "--seed",
+            str(seed),
+            "--batch",
+            str(batch),
+            "--warmup",
+            str(warmup),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+def _run_child(name: str, size: int, seed: int, batch: int, warmup: int) -> int:
+    workload = WORKLOADS[name]
+    events = workload.events(size, seed)
+    if warmup:
+        run_flowcep(workload, events[:warmup], batch=batch)
+    print(json.dumps(run_flowcep(workload, events, batch=batch)))
+    return 0
+
+
+def run_flink(workload: Workload, events: list[Event], warmup: int = WARMUP_EVENTS) -> dict[str, Any] | None:
     try:
         sys.path.insert(0, str(HERE))
         from flink_bench import run_flink as flink  # written beside the oracle
     except ImportError as exc:
         print(f"  Flink side unavailable: {exc}", file=sys.stderr)
         return None
-    spec = {"name": workload.name, "calls": workload.calls, "skip": workload.skip}
+    spec = {"name": workload.name, "calls": workload.calls, "skip": workload.skip, "warmup_events": warmup}
     result: dict[str, Any] = flink(spec, [e.to_json() for e in events])
     return result
 
@@ -87,8 +134,14 @@ def _fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:,.0f}"
 
 
+def _ratio(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.1f}x"
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--only", nargs="*", help="workload names (default: all)")
     parser.add_argument("--size", type=int, help="events per workload (default: each workload's own)")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply the default sizes")
@@ -98,15 +151,33 @@ def main(argv: list[str] | None = None) -> int:
         "--batch", type=int, default=10_000, help="events per process_elements call (0: one call per event)"
     )
     parser.add_argument(
-        "--repeat", type=int, default=3, help="runs per engine, alternating; the median is reported (default 3)"
+        "--repeat",
+        type=int,
+        default=3,
+        help="runs per engine, alternating; the median is reported (default 3)",
     )
     parser.add_argument("--memory", action="store_true", help="W1 peak memory at 1 M and 10 M events")
     parser.add_argument("--out", default=str(HERE / "results" / "latest.json"))
+    parser.add_argument(
+        "--pypy",
+        default=str(PYPY_VENV_PYTHON) if PYPY_VENV_PYTHON.exists() else "none",
+        help="interpreter for the PyPy column, 'none' for no such column (default: .venv-pypy's, if made)",
+    )
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=WARMUP_EVENTS,
+        help=f"events of the warm-up run Flink and PyPy get before the timed one (default {WARMUP_EVENTS:,})",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--run-child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.child:
         return _memory_child(int(args.child))
+    if args.run_child:
+        return _run_child(args.run_child, args.size, args.seed, args.batch, args.warmup)
+    pypy = None if args.pypy == "none" else args.pypy
     if args.memory:
         return _memory()
 
@@ -120,10 +191,13 @@ def main(argv: list[str] | None = None) -> int:
         # alternate the engines so that a slow minute of a shared machine hits both
         our_runs: list[dict[str, Any]] = []
         their_runs: list[dict[str, Any]] = []
+        pypy_runs: list[dict[str, Any]] = []
         for _ in range(max(1, args.repeat)):
             our_runs.append(run_flowcep(workload, events, batch=args.batch))
+            if pypy is not None:
+                pypy_runs.append(run_flowcep_under(pypy, workload, size, args.seed, args.batch, args.warmup))
             if not args.no_flink:
-                result = run_flink(workload, events)
+                result = run_flink(workload, events, args.warmup)
                 if result is not None:
                     their_runs.append(result)
         ours = _median_run(our_runs)
@@ -131,21 +205,31 @@ def main(argv: list[str] | None = None) -> int:
         row = {"workload": name, "events": size, "flowcep": ours, "flink": theirs, "runs": len(our_runs)}
         row["flowcep_runs"] = [r["events_per_s"] for r in our_runs]
         row["flink_runs"] = [r["events_per_s"] for r in their_runs]
-        if theirs is not None:
-            # every run of both engines must find the same number of matches and of timeouts
-            row["matches_equal"] = len({(r["matches"], r["timeouts"]) for r in our_runs + their_runs}) == 1
-            row["ratio"] = ours["events_per_s"] / theirs["events_per_s"] if theirs["events_per_s"] else None
+        row["pypy"] = _median_run(pypy_runs) if pypy_runs else None
+        row["pypy_runs"] = [r["events_per_s"] for r in pypy_runs]
+        if theirs is not None or pypy_runs:
+            # every run of every engine must find the same number of matches and of timeouts
+            runs = our_runs + their_runs + pypy_runs
+            row["matches_equal"] = len({(r["matches"], r["timeouts"]) for r in runs}) == 1
+        if theirs is not None and theirs["events_per_s"]:
+            row["ratio"] = ours["events_per_s"] / theirs["events_per_s"]
+            if row["pypy"] is not None:
+                row["pypy_ratio"] = row["pypy"]["events_per_s"] / theirs["events_per_s"]
         rows.append(row)
-    header = f"{'workload':8} {'events':>9} {'matches':>9} {'timeouts':>9} {'flowcep ev/s':>13} {'Flink ev/s':>11} {'ratio':>6} {'equal':>5} {'peak MB':>8}"
+    header = (
+        f"{'workload':8} {'events':>9} {'matches':>9} {'timeouts':>9} {'flowcep ev/s':>13} {'Flink ev/s':>11} "
+        f"{'ratio':>6} {'PyPy ev/s':>10} {'ratio':>6} {'equal':>5} {'peak MB':>8}"
+    )
     print(header)
     print("-" * len(header))
     for row in rows:
         ours = row["flowcep"]
         theirs = row["flink"]
-        ratio = row.get("ratio")
+        under_pypy = row["pypy"]
         print(
             f"{row['workload']:8} {row['events']:>9,} {ours['matches']:>9,} {ours['timeouts']:>9,} {_fmt(ours['events_per_s']):>13} "
-            f"{_fmt(theirs['events_per_s'] if theirs else None):>11} {('n/a' if ratio is None else f'{ratio:.1f}x'):>6} "
+            f"{_fmt(theirs['events_per_s'] if theirs else None):>11} {_ratio(row.get('ratio')):>6} "
+            f"{_fmt(under_pypy['events_per_s'] if under_pypy else None):>10} {_ratio(row.get('pypy_ratio')):>6} "
             f"{str(row.get('matches_equal', 'n/a')):>5} {ours['peak_rss_mb']:>8.0f}"
         )
     out = Path(args.out)
@@ -176,7 +260,16 @@ def _memory_child(size: int) -> int:
     matches += sum(1 for o in op.process_elements(chunk) if o.kind == "match")
     matches += sum(1 for o in op.flush() if o.kind == "match")
     stats = op.stats()
-    print(json.dumps({"events": size, "matches": matches, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "stats": stats}))
+    print(
+        json.dumps(
+            {
+                "events": size,
+                "matches": matches,
+                "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "stats": stats,
+            }
+        )
+    )
     return 0
 
 
@@ -184,7 +277,11 @@ def _memory() -> int:
     results = []
     for size in (1_000_000, 10_000_000):
         proc = subprocess.run(
-            [sys.executable, __file__, "--child", str(size)], capture_output=True, text=True, check=True, env=os.environ
+            [sys.executable, __file__, "--child", str(size)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=os.environ,
         )
         results.append(json.loads(proc.stdout))
         print(f"W1 {size:>11,} events: peak RSS {results[-1]['peak_rss_mb']:.1f} MB", file=sys.stderr)
