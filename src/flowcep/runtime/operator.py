@@ -610,7 +610,11 @@ class CepOperator:
         times = ks.times
         queue = ks.queue
         state = ks.state
-        n = bisect_right(times, watermark)
+        # the timestamps due: with ordered input, the first one only (bisect is pure Python on PyPy)
+        if len(times) < 2 or times[1] > watermark:
+            n = 1 if times and times[0] <= watermark else 0
+        else:
+            n = bisect_right(times, watermark)
         sort_key = self._sort_key
         timers = ks.timers
         if timers and timers[0] <= watermark:
@@ -714,9 +718,12 @@ class CepOperator:
                 # Flink registers a timer at ts + window while the flag is up (until the firing ends)
                 due = timestamp + window_time
                 timers = ks.timers
-                at = bisect_left(timers, due)
-                if at == len(timers) or timers[at] != due:
-                    timers.insert(at, due)
+                if not timers or due > timers[-1]:
+                    timers.append(due)  # ordered input: no bisect (pure Python on PyPy)
+                else:
+                    at = bisect_left(timers, due)
+                    if timers[at] != due:
+                        timers.insert(at, due)
             if matches:
                 self.matches += len(matches)
                 for match in matches:
