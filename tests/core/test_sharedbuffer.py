@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from flowcep.nfa.dewey import add_stage, dewey, is_compatible
 from flowcep.sharedbuffer import PathlessBuffer, SharedBuffer
-from flowcep.sharedbuffer.sharedbuffer import _EdgeIndex
+from flowcep.sharedbuffer.sharedbuffer import STALE_COUNTERS, _EdgeIndex
 
 from .helpers import Event
 
@@ -257,3 +257,18 @@ def test_a_pathless_buffer_numbers_events_and_nodes_as_the_full_buffer_and_store
     assert not full.is_empty()
     with pytest.raises(ValueError, match="keeps no paths"):
         lean.extract_patterns(((1, 0), "a"), dewey(1, 0))
+
+
+def test_a_pathless_buffer_forgets_past_counters_in_bulk_and_numbers_on():
+    # a counter of a past timestamp is dropped once more than STALE_COUNTERS are kept; until
+    # then an event of that time (another key's, in processing time) numbers on from it
+    buf = PathlessBuffer()
+    for ts in range(STALE_COUNTERS):
+        buf.register_event("e", ts)
+        buf.advance_time(ts)
+    assert len(buf.events_count) == STALE_COUNTERS
+    assert buf.register_event("e", 0) == (0, 1)
+    buf.register_event("e", STALE_COUNTERS)
+    buf.advance_time(STALE_COUNTERS)
+    assert buf.events_count == {STALE_COUNTERS: 1}
+    assert buf.register_event("e", 0) == (0, 0)
