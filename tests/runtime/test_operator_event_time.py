@@ -351,6 +351,21 @@ def test_next_deadline_is_the_first_buffered_timestamp_or_the_next_timeout() -> 
     assert op.next_deadline() == 7
 
 
+def test_a_key_scheduled_earlier_and_then_dropped_leaves_no_deadline_behind() -> None:
+    # the partial match a1 schedules the key at its timeout (11); b5 schedules it earlier (5),
+    # completes the match and empties the key: nothing is due at 11 any more
+    op = operator(ab_within(10), out_of_orderness=None)
+    op.process_element(Ev("a", 1))
+    op.process_watermark(1)
+    assert op.next_deadline() == 11
+    op.process_element(Ev("b", 5))
+    assert op.next_deadline() == 5
+    assert brief(op.process_watermark(5)) == [("match", "k", "a1 b5", 5)]
+    assert op.next_deadline() is None
+    assert op.process_watermark(20) == []
+    assert not op.has_state()
+
+
 def test_a_watermark_visits_only_keys_with_something_due(monkeypatch: pytest.MonkeyPatch) -> None:
     op = operator(ab_within(1000), out_of_orderness=None)
     for i in range(2000):

@@ -5,7 +5,8 @@ watermark`` is late), otherwise buffered per key and timestamp. When the waterma
 buffered timestamps, each due key runs them in ascending order, each timestamp preceded by
 ``advance_time(ts)``, equal timestamps in arrival order or stable-sorted by the comparator;
 then ``advance_time(watermark)`` times out partial matches and releases pending notFollowedBy
-matches. Keys with nothing due are not visited: a heap indexes each key's next due time.
+matches. Keys with nothing due are not visited: each key's next due time is indexed (a heap of due
+times, the keys due at each in a list).
 
 Processing time: each element is processed at ``clock()`` (``advance_time(now)`` then
 ``process``); with a comparator, elements are buffered per millisecond and released once the
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import heapq
-import itertools
 import math
 import operator as _op
 import time
@@ -108,7 +108,7 @@ class _KeyState:
         self.buffer = buffer
         self.times: list[int] = []  # buffered timestamps, ascending
         self.queue: dict[int, list[Any]] = {}  # timestamp -> elements in arrival order
-        self.entry: tuple[int, int, _KeyState] | None = None  # live heap entry (due, push no, self)
+        self.entry: tuple[int, _KeyState] | None = None  # live schedule entry (due, self)
         # window timers, ascending: Flink 2.3 registers one at ts + window after an element at ts
         # (> 0) started a partial match; a key is only advanced when one of its timers fires
         self.timers: list[int] = []
@@ -145,8 +145,8 @@ class CepOperator:
         "_starts_nothing",
         "_keys",
         "_pathless",
-        "_heap",
-        "_push",
+        "_dues",
+        "_due_keys",
         "_next_seq",
         "_watermark",
         "_max_timestamp",
@@ -205,8 +205,12 @@ class CepOperator:
         # takes its events, all that they are compared for, and there is one object per key
         # less for the garbage collector to walk (W5: -10 % wall time). None: a buffer per key.
         self._pathless: PathlessBuffer | None = None if self.nfa.needs_paths() else PathlessBuffer()
-        self._heap: list[tuple[int, int, _KeyState]] = []
-        self._push = itertools.count()
+        # the schedule: a heap of due times and, for each, its keys' entries in the order they
+        # were scheduled; an entry is live while its key points at it (a key re-scheduled
+        # earlier leaves its old entry behind). Many keys often share a due time (one event per
+        # key and ms): they leave together, without a heap operation each.
+        self._dues: list[int] = []
+        self._due_keys: dict[int, list[tuple[int, _KeyState]]] = {}
         self._next_seq = 0
         self._watermark = LONG_MIN
         self._max_timestamp = LONG_MIN
@@ -389,10 +393,16 @@ class CepOperator:
         """
         if self.processing_time and self._sort_key is None:
             return None
-        heap = self._heap
-        while heap and heap[0][2].entry is not heap[0]:
-            heapq.heappop(heap)
-        return heap[0][0] if heap else None
+        dues = self._dues
+        due_keys = self._due_keys
+        while dues:
+            due = dues[0]
+            for entry in due_keys[due]:
+                if entry[1].entry is entry:
+                    return due
+            heapq.heappop(dues)
+            del due_keys[due]
+        return None
 
     def has_state(self) -> bool:
         """Whether any key holds buffered elements or partial matches."""
@@ -510,8 +520,13 @@ class CepOperator:
         return ks
 
     def _push_entry(self, ks: _KeyState, due: int) -> None:
-        entry = (due, next(self._push), ks)
-        heapq.heappush(self._heap, entry)
+        entry = (due, ks)
+        entries = self._due_keys.get(due)
+        if entries is None:
+            self._due_keys[due] = [entry]
+            heapq.heappush(self._dues, due)
+        else:
+            entries.append(entry)
         ks.entry = entry
 
     def _schedule(self, ks: _KeyState) -> None:
@@ -557,26 +572,32 @@ class CepOperator:
         key's earliest due timer, ties by first appearance. A key's live heap entry is at that
         timer (its first buffered time, or window timer in event time), so the order is that of
         ``(due, seq)`` pairs, compared without a Python key function."""
-        heap = self._heap
+        dues = self._dues
+        due_keys = self._due_keys
         due: list[tuple[int, int, _KeyState]] = []
-        while heap and (limit is None or heap[0][0] <= limit):
-            entry = heapq.heappop(heap)
-            ks = entry[2]
-            if ks.entry is entry:
-                ks.entry = None
-                due.append((entry[0], ks.seq, ks))
+        while dues and (limit is None or dues[0] <= limit):
+            at = heapq.heappop(dues)
+            for entry in due_keys.pop(at):
+                ks = entry[1]
+                if ks.entry is entry:
+                    ks.entry = None
+                    due.append((at, ks.seq, ks))
         due.sort()  # seq is unique: the keys themselves are never compared
         return [ks for _, _, ks in due]
 
     def _fire(self, watermark: int, out: list[Output]) -> None:
         """Run every key that has buffered elements or timeouts due at ``watermark``."""
-        heap = self._heap
-        if not heap or heap[0][0] > watermark:
+        dues = self._dues
+        if not dues or dues[0] > watermark:
             return
-        if len(heap) == 1 or heap[1][0] > watermark and (len(heap) == 2 or heap[2][0] > watermark):
-            # one entry due (the usual case): no list, no sort
-            entry = heapq.heappop(heap)
-            ks = entry[2]
+        entries = self._due_keys[dues[0]]
+        if len(entries) == 1 and (
+            len(dues) == 1 or dues[1] > watermark and (len(dues) == 2 or dues[2] > watermark)
+        ):
+            # one entry due (the usual case with few keys): no list, no sort
+            del self._due_keys[heapq.heappop(dues)]
+            entry = entries[0]
+            ks = entry[1]
             if ks.entry is not entry:
                 return
             ks.entry = None
@@ -780,8 +801,8 @@ class CepOperator:
 
     def _fire_processing_time(self, now: int | None, out: list[Output]) -> None:
         """Release comparator-buffered elements whose timer (``ms + 1``) is due at ``now``."""
-        heap = self._heap
-        if not heap or (now is not None and heap[0][0] > now):
+        dues = self._dues
+        if not dues or (now is not None and dues[0] > now):
             return
         due = self._pop_due(now)
         done = 0
