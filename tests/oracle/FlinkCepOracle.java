@@ -108,6 +108,20 @@ public class FlinkCepOracle {
 
     static volatile long FIRST_NANOS = 0;
     static volatile long END_NANOS = 0;
+    /** The JVM's CPU time (all its threads) at the first source element and at the CEP operator's close. */
+    static volatile long FIRST_CPU_NANOS = 0;
+    static volatile long END_CPU_NANOS = 0;
+    /** CPU time of the CEP task's thread from the process function's open to its close. */
+    static volatile long CEP_THREAD_CPU_NANOS = -1;
+
+    /** CPU time used by this JVM so far, every thread (task threads, JIT compilers, GC), or -1. */
+    static long processCpuNanos() {
+        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean) {
+            return ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime();
+        }
+        return -1;
+    }
     static final AtomicLong MATCHES = new AtomicLong();
     static final AtomicLong TIMEOUTS = new AtomicLong();
 
@@ -116,6 +130,7 @@ public class FlinkCepOracle {
         public Event map(Long i) {
             if (i == 0L) {
                 FIRST_NANOS = System.nanoTime();
+                FIRST_CPU_NANOS = processCpuNanos();
             }
             return SOURCE[(int) (long) i];
         }
@@ -877,10 +892,24 @@ public class FlinkCepOracle {
         }
 
         @Override
+        public void open(org.apache.flink.api.common.functions.OpenContext context) throws Exception {
+            super.open(context);
+            CEP_THREAD_CPU_NANOS = threadCpuNanos();
+        }
+
+        @Override
         public void close() throws Exception {
             END_NANOS = System.nanoTime();
+            END_CPU_NANOS = processCpuNanos();
+            // this thread runs the CEP operator (and this function, chained to it) alone
+            CEP_THREAD_CPU_NANOS = threadCpuNanos() - CEP_THREAD_CPU_NANOS;
             super.close();
         }
+    }
+
+    static long threadCpuNanos() {
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        return threads.isCurrentThreadCpuTimeSupported() ? threads.getCurrentThreadCpuTime() : -1;
     }
 
     static Event[] readEventsCsv(String path) throws IOException {
@@ -917,6 +946,9 @@ public class FlinkCepOracle {
         TIMEOUTS.set(0);
         FIRST_NANOS = 0;
         END_NANOS = 0;
+        FIRST_CPU_NANOS = 0;
+        END_CPU_NANOS = 0;
+        CEP_THREAD_CPU_NANOS = -1;
         Pattern<Event, ?> pattern = build(spec.get("pattern"), skipStrategy(spec.get("skip")));
         String time = spec.has("time") ? spec.get("time").asText() : "event";
         String wm = spec.has("watermarks") ? spec.get("watermarks").asText() : "per_event";
@@ -949,6 +981,14 @@ public class FlinkCepOracle {
         r.put("timeouts", TIMEOUTS.get());
         r.put("seconds", secs);
         r.put("events_per_s", events.length / secs);
+        if (FIRST_CPU_NANOS >= 0 && END_CPU_NANOS > FIRST_CPU_NANOS) {
+            // the same interval in CPU time of the whole JVM: a parallelism-1 job still runs its
+            // source and CEP tasks in two threads (keyBy breaks the chain), besides JIT and GC
+            r.put("cpu_seconds", (END_CPU_NANOS - FIRST_CPU_NANOS) / 1e9);
+        }
+        if (CEP_THREAD_CPU_NANOS >= 0) {
+            r.put("cep_thread_cpu_seconds", CEP_THREAD_CPU_NANOS / 1e9);
+        }
         r.put("job_seconds", (t1 - t0) / 1e9);
         return r;
     }
