@@ -111,17 +111,9 @@ public class FlinkCepOracle {
     /** The JVM's CPU time (all its threads) at the first source element and at the CEP operator's close. */
     static volatile long FIRST_CPU_NANOS = 0;
     static volatile long END_CPU_NANOS = 0;
-    /** CPU time of the CEP task's thread from the process function's open to its close. */
-    static volatile long CEP_THREAD_CPU_NANOS = -1;
-
-    /** CPU time used by this JVM so far, every thread (task threads, JIT compilers, GC), or -1. */
-    static long processCpuNanos() {
-        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
-        if (os instanceof com.sun.management.OperatingSystemMXBean) {
-            return ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime();
-        }
-        return -1;
-    }
+    /** CPU time of the CEP task's thread at the process function's open and at its close (-1: unknown). */
+    static volatile long CEP_OPEN_CPU_NANOS = -1;
+    static volatile long CEP_CLOSE_CPU_NANOS = -1;
     static final AtomicLong MATCHES = new AtomicLong();
     static final AtomicLong TIMEOUTS = new AtomicLong();
 
@@ -894,7 +886,7 @@ public class FlinkCepOracle {
         @Override
         public void open(org.apache.flink.api.common.functions.OpenContext context) throws Exception {
             super.open(context);
-            CEP_THREAD_CPU_NANOS = threadCpuNanos();
+            CEP_OPEN_CPU_NANOS = threadCpuNanos();
         }
 
         @Override
@@ -902,11 +894,21 @@ public class FlinkCepOracle {
             END_NANOS = System.nanoTime();
             END_CPU_NANOS = processCpuNanos();
             // this thread runs the CEP operator (and this function, chained to it) alone
-            CEP_THREAD_CPU_NANOS = threadCpuNanos() - CEP_THREAD_CPU_NANOS;
+            CEP_CLOSE_CPU_NANOS = threadCpuNanos();
             super.close();
         }
     }
 
+    /** CPU time used by this JVM so far, every thread (task threads, JIT compilers, GC), or -1. */
+    static long processCpuNanos() {
+        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean) {
+            return ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime();
+        }
+        return -1;
+    }
+
+    /** CPU time used so far by the calling thread, or -1. */
     static long threadCpuNanos() {
         java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         return threads.isCurrentThreadCpuTimeSupported() ? threads.getCurrentThreadCpuTime() : -1;
@@ -948,7 +950,8 @@ public class FlinkCepOracle {
         END_NANOS = 0;
         FIRST_CPU_NANOS = 0;
         END_CPU_NANOS = 0;
-        CEP_THREAD_CPU_NANOS = -1;
+        CEP_OPEN_CPU_NANOS = -1;
+        CEP_CLOSE_CPU_NANOS = -1;
         Pattern<Event, ?> pattern = build(spec.get("pattern"), skipStrategy(spec.get("skip")));
         String time = spec.has("time") ? spec.get("time").asText() : "event";
         String wm = spec.has("watermarks") ? spec.get("watermarks").asText() : "per_event";
@@ -986,8 +989,8 @@ public class FlinkCepOracle {
             // source and CEP tasks in two threads (keyBy breaks the chain), besides JIT and GC
             r.put("cpu_seconds", (END_CPU_NANOS - FIRST_CPU_NANOS) / 1e9);
         }
-        if (CEP_THREAD_CPU_NANOS >= 0) {
-            r.put("cep_thread_cpu_seconds", CEP_THREAD_CPU_NANOS / 1e9);
+        if (CEP_OPEN_CPU_NANOS >= 0 && CEP_CLOSE_CPU_NANOS > CEP_OPEN_CPU_NANOS) {
+            r.put("cep_thread_cpu_seconds", (CEP_CLOSE_CPU_NANOS - CEP_OPEN_CPU_NANOS) / 1e9);
         }
         r.put("job_seconds", (t1 - t0) / 1e9);
         return r;
