@@ -44,6 +44,7 @@ from flowcep.runtime.output import (
 )
 from flowcep.runtime.snapshot import SnapshotError, pack, pattern_fingerprint, unpack
 from flowcep.sharedbuffer import PathlessBuffer, SharedBuffer
+from flowcep.sharedbuffer.sharedbuffer import STALE_COUNTERS
 
 LONG_MIN: Final = -(2**63)
 LONG_MAX: Final = 2**63 - 1
@@ -329,7 +330,12 @@ class CepOperator:
                 else:
                     elements.append(event)
         if watermark > self._watermark:
-            self._advance_watermark(watermark, out)
+            # _advance_watermark, written out (one call per element less)
+            self._fire_base = self._watermark + 1
+            self._watermark = watermark
+            dues = self._dues
+            if dues and dues[0] <= watermark:
+                self._fire(watermark, out)
         return out
 
     def process_elements(self, events: Iterable[Any]) -> list[Output]:
@@ -608,10 +614,12 @@ class CepOperator:
                 raise
         else:
             self._fire_keys(watermark, out)
-        if self._pathless is not None:
+        pathless = self._pathless
+        if pathless is not None and len(pathless.events_count) > STALE_COUNTERS:
             # no element at or before the watermark is processed after this firing: the
-            # arrival counters of those timestamps can go
-            self._pathless.advance_time(watermark)
+            # arrival counters of those timestamps can go (PathlessBuffer.advance_time's own
+            # test, first without the call)
+            pathless.advance_time(watermark)
 
     def _fire_keys(self, watermark: int, out: list[Output]) -> None:
         """``_fire`` when more than one key is due."""
@@ -675,7 +683,19 @@ class CepOperator:
             # Flink, only to advance time to the watermark again, which changes nothing
             if timers and timers[0] <= watermark:
                 del timers[: bisect_right(timers, watermark)]
-            self._settle(ks)
+            # _settle and _schedule in event time, written out (no return here: it would
+            # swallow an exception): the key's next due time is its first buffered timestamp
+            # or its first window timer
+            if times:
+                self._push_entry(ks, timers[0] if timers and timers[0] < times[0] else times[0])
+            elif state.is_empty():  # nothing pending: the key goes
+                ks.entry = None
+                if self._keys.get(ks.key) is ks:
+                    del self._keys[ks.key]
+            elif timers:
+                self._push_entry(ks, timers[0])
+            else:
+                ks.entry = None
 
     def _advance(self, ks: _KeyState, timestamp: int, out: list[Output]) -> None:
         """``advance_time`` unless no run can time out by ``timestamp`` and no match is held back
