@@ -203,6 +203,7 @@ class NFA:
         self.plans_enabled = True
         # the completed runs of one process call (a scratch queue, emptied by each call)
         self._potential = JavaPriorityQueue()
+        self._handle = _EventHandle(None, 0)  # process's event handle when no condition needed one
         self._skips = bool(skip_strategy.is_skip_strategy())
         self._needs_paths = self.needs_paths()
         # what a new run's state means for it: it lives on, it has matched, or it must stop
@@ -404,7 +405,12 @@ class NFA:
             # valid heap in array order keeps its layout)
             return []
         if handle is None:
-            handle = _EventHandle(event, timestamp)
+            # one handle per NFA for phase 2, which runs no user code (no re-entry): no
+            # allocation per event
+            handle = self._handle
+            handle.event = event
+            handle.timestamp = timestamp
+            handle.event_id = None
         try:
             # Phase 2: apply. The unchanged runs before the first change keep their places; the
             # state, a queue itself, collects the new partial runs (``runs`` keeps the old ones).

@@ -645,6 +645,7 @@ class CepOperator:
         else:
             n = bisect_right(times, watermark)
         sort_key = self._sort_key
+        next_deadline = self.nfa.next_deadline
         timers = ks.timers
         if timers and timers[0] <= watermark:
             del timers[: bisect_right(timers, watermark)]
@@ -653,8 +654,11 @@ class CepOperator:
             while done < n:
                 t = times[done]
                 # _advance's own test, first without the call: most timestamps time nothing out
+                # (the key's next deadline, computed here once its runs changed)
                 deadline = ks.deadline
-                if deadline is _UNKNOWN or (deadline is not None and deadline <= t) or state.completed_matches.queue:
+                if deadline is _UNKNOWN:
+                    deadline = ks.deadline = next_deadline(state)
+                if (deadline is not None and deadline <= t) or state.completed_matches.queue:
                     self._advance(ks, t, out)
                 elements = queue[t]
                 if sort_key is not None and len(elements) > 1:
@@ -665,7 +669,9 @@ class CepOperator:
             # also when the last buffered timestamp is the watermark: a run that left a proceed
             # edge by ignoring the event keeps its older previous timestamp and may be due now
             deadline = ks.deadline
-            if deadline is _UNKNOWN or (deadline is not None and deadline <= watermark) or state.completed_matches.queue:
+            if deadline is _UNKNOWN:
+                deadline = ks.deadline = next_deadline(state)
+            if (deadline is not None and deadline <= watermark) or state.completed_matches.queue:
                 self._advance(ks, watermark, out)
         except BaseException:
             if done < n and not queue.get(times[done]):
