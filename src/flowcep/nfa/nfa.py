@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flowcep.nfa.codegen import generated
 from flowcep.nfa.compiler import original_name
 from flowcep.nfa.computation_state import NO_COMPLETED_MATCHES, ComputationState, NFAState
 from flowcep.nfa.conditions import And, Atom, Not, TrueCond, compile_condition
@@ -263,8 +264,8 @@ class NFA:
                 "        raise ConditionError(pages[i], event, exc) from exc",
             ]
         )
-        exec(code, names)  # noqa: S102 - generated from the compiled states, no user text
-        return names["decide"]
+        # generated from the compiled states, no user text; shared by equal patterns' NFAs
+        return generated(code, "decide", names)
 
     def _proceed_closure(self, name: str) -> list[CompiledState]:
         """``name``'s state and every state reachable from it through PROCEED edges."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from flowcep.nfa.codegen import generated
 from flowcep.nfa.computation_state import _NO_START, ComputationState
 
 Plan = Callable[..., None]
@@ -176,8 +177,7 @@ def compile_plan(
             elif keeps_paths:
                 lines.append(f"    buffer.release_node({var}.previous_entry, {var}.version)")
     # generated from the compiled states; names (the user's step names) enter as repr() literals
-    exec("\n".join(lines), names)  # noqa: S102
-    return names["plan"]  # type: ignore[no-any-return]
+    return generated("\n".join(lines), "plan", names)
 
 
 def _add_to_queue(queue: str, var: str, last: bool) -> list[str]:
