@@ -9,6 +9,7 @@ that only ignore the event (they survive unchanged, with no buffer work).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from flowcep.nfa.codegen import generated
@@ -225,6 +226,11 @@ class NFA:
                 self._context_tables[name] = None
         # what starts_nothing() asks: each start state with its decision table (None: search)
         self._start_tables = [(name, self._tables[name]) for name in self._start_names]
+        # starts_nothing for the usual pattern, one start state with a table: the table alone
+        # (W5, 100,000 keys: most events meet a key without runs; -2.9 % instructions)
+        self.starts_nothing: Callable[[Any], bool] = self._starts_nothing
+        if self._simple_start and len(self._start_tables) == 1 and self._start_tables[0][1] is not None:
+            self.starts_nothing = _table_starts_nothing(self._start_tables[0][1])
 
     def _decision_table(self, state: CompiledState) -> Any:
         """The state's decision as a generated function, or None (decide by searching).
@@ -325,8 +331,9 @@ class NFA:
                     deadline = t
         return deadline
 
-    def starts_nothing(self, event: Any) -> bool:
-        """Whether ``event`` leaves a key that holds only its start runs exactly as it is.
+    def _starts_nothing(self, event: Any) -> bool:
+        """``starts_nothing(event)``: whether ``event`` leaves a key that holds only its start
+        runs exactly as it is.
 
         True when the start states' decisions are simple (they cannot read a partial match)
         and no edge holds: no run starts and no start run changes its version, so processing
@@ -830,6 +837,18 @@ class NFA:
             if prune(run):
                 buffer.release_node(run.previous_entry, run.version)
         runs.remove_if(prune)
+
+
+def _table_starts_nothing(table: Callable[[Any], Any]) -> Callable[[Any], bool]:
+    """``NFA._starts_nothing`` for one start state whose decision is ``table(event)``."""
+
+    def starts_nothing(event: Any) -> bool:
+        try:
+            return not table(event)[0]
+        except Exception:
+            return False  # the event takes the normal path, where the error surfaces
+
+    return starts_nothing
 
 
 class _TooBig(Exception):
