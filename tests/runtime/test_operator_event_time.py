@@ -366,6 +366,28 @@ def test_a_key_scheduled_earlier_and_then_dropped_leaves_no_deadline_behind() ->
     assert not op.has_state()
 
 
+def test_a_key_listed_twice_at_its_timeout_runs_once_there(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a1 schedules the key at its timeout (11); x5 schedules it earlier (5) and, once fired,
+    # back at 11, where it is then listed twice: the timeout comes once, from one firing
+    op = operator(ab_within(10), out_of_orderness=None)
+    op.process_element(Ev("a", 1))
+    op.process_watermark(1)
+    op.process_element(Ev("x", 5))
+    assert op.process_watermark(5) == []
+    assert op.next_deadline() == 11
+    fired: list[Any] = []
+    real = type(op)._fire_key  # noqa: SLF001
+
+    def fire_key(self: Any, ks: Any, watermark: int, out: list[Output]) -> None:
+        fired.append(ks.key)
+        real(self, ks, watermark, out)
+
+    monkeypatch.setattr(type(op), "_fire_key", fire_key)
+    assert brief(op.process_watermark(11)) == [("timeout", "k", "a1", 11)]
+    assert fired == ["k"]
+    assert op.next_deadline() is None and not op.has_state()
+
+
 def test_a_watermark_visits_only_keys_with_something_due(monkeypatch: pytest.MonkeyPatch) -> None:
     op = operator(ab_within(1000), out_of_orderness=None)
     for i in range(2000):
