@@ -20,8 +20,9 @@ runs this; tests never assert them.
 flowcep also runs under PyPy (``--pypy``, by default the ``.venv-pypy`` that ``make setup-pypy``
 makes, when it exists), in a child process over the same events. Flink's side and PyPy's each
 get a warm-up run over the first ``--warmup`` events (20,000 by default) before the timed run;
-the CPython column gets none (it has no JIT to warm up). PyPy's JIT takes about 100,000 events
-of W1 to warm up: ``--scale 10`` shows both JITs' steady state better than the default sizes.
+the CPython column gets none (it has no JIT to warm up). Both JITs need far more than the
+default warm-up to reach their steady state (PyPy about 400,000 events of W1, and Flink's W1 runs
+twice as fast after 400,000): ``--warmup 400000 --scale 2`` compares them warm.
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ def run_flink(workload: Workload, events: list[Event], warmup: int = WARMUP_EVEN
         print(f"  Flink side unavailable: {exc}", file=sys.stderr)
         return None
     spec = {"name": workload.name, "calls": workload.calls, "skip": workload.skip, "warmup_events": warmup}
-    result: dict[str, Any] = flink(spec, [e.to_json() for e in events])
+    result: dict[str, Any] | None = flink(spec, [e.to_json() for e in events])
     return result
 
 
@@ -225,11 +226,14 @@ def main(argv: list[str] | None = None) -> int:
                 row["per_core_ratio"] = theirs["cpu_seconds"] / ours["cpu_seconds"]
             if ours.get("cpu_seconds") and theirs.get("cep_thread_cpu_seconds"):
                 row["cep_thread_ratio"] = theirs["cep_thread_cpu_seconds"] / ours["cpu_seconds"]
+            under_pypy = row["pypy"]
+            if under_pypy is not None and under_pypy.get("cpu_seconds") and theirs.get("cpu_seconds"):
+                row["pypy_per_core_ratio"] = theirs["cpu_seconds"] / under_pypy["cpu_seconds"]
         rows.append(row)
     header = (
         f"{'workload':8} {'events':>9} {'matches':>9} {'timeouts':>9} {'flowcep ev/s':>13} {'Flink ev/s':>11} "
         f"{'ratio':>6} {'Flink cores':>11} {'per core':>8} {'CEP thread':>10} "
-        f"{'PyPy ev/s':>10} {'ratio':>6} {'equal':>5} {'peak MB':>8}"
+        f"{'PyPy ev/s':>10} {'ratio':>6} {'per core':>8} {'equal':>5} {'peak MB':>8}"
     )
     print(header)
     print("-" * len(header))
@@ -244,12 +248,14 @@ def main(argv: list[str] | None = None) -> int:
             f"{'n/a' if cores is None else f'{cores:.2f}':>11} {_ratio(row.get('per_core_ratio')):>8} "
             f"{_ratio(row.get('cep_thread_ratio')):>10} "
             f"{_fmt(under_pypy['events_per_s'] if under_pypy else None):>10} {_ratio(row.get('pypy_ratio')):>6} "
+            f"{_ratio(row.get('pypy_per_core_ratio')):>8} "
             f"{str(row.get('matches_equal', 'n/a')):>5} {ours['peak_rss_mb']:>8.0f}"
         )
     print(
         "ratio: events/s over wall time; Flink cores: the CPU time of Flink's whole JVM over the timed "
         "interval, in cores; per core: flowcep's events per CPU second over Flink's (whole JVM); "
-        "CEP thread: the same against the CPU time of Flink's CEP task thread alone",
+        "CEP thread: the same against the CPU time of Flink's CEP task thread alone; PyPy: flowcep "
+        "under PyPy, its ratio over wall time and per core",
         file=sys.stderr,
     )
     out = Path(args.out)
