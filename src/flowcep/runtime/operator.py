@@ -348,12 +348,7 @@ class CepOperator:
                     else:
                         elements.append(event)
             if watermark > current:
-                # _advance_watermark, written out (one call per element less)
-                self._fire_base = current + 1
-                self._watermark = watermark
-                dues = self._dues
-                if dues and dues[0] <= watermark:
-                    self._fire(watermark, out)
+                self._advance_watermark(watermark, out)
 
     def process_watermark(self, timestamp: int) -> list[Output]:
         """Advance event time to ``timestamp`` (ignored if not ahead of the current watermark).
@@ -691,9 +686,9 @@ class CepOperator:
             # Flink, only to advance time to the watermark again, which changes nothing
             if timers and timers[0] <= watermark:
                 del timers[: bisect_right(timers, watermark)]
-            # _settle and _schedule in event time, written out (no return here: it would
-            # swallow an exception): the key's next due time is its first buffered timestamp
-            # or its first window timer
+            # _settle and _schedule in event time, written out (two calls per firing less: W1
+            # -2.5 %, W6 -2.7 % instructions; no return here: it would swallow an exception):
+            # the key's next due time is its first buffered timestamp or its first window timer
             if times:
                 self._push_entry(ks, timers[0] if timers and timers[0] < times[0] else times[0])
             elif state.is_empty():  # nothing pending: the key goes
