@@ -49,3 +49,9 @@ def test_the_shared_code_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> No
     functions = [codegen.generated(f"def f():\n    return {k}\n", "f", {}) for k in range(10)]
     assert [f() for f in functions] == list(range(10))
     assert 1 <= len(codegen._CODES) <= 3  # noqa: SLF001
+
+
+def test_a_generated_function_calls_builtins_and_the_functions_it_defines(share: bool) -> None:
+    source = "def helper(x):\n    return len(x) * scale\n\ndef decide(event):\n    return helper(event) + min(event)\n"
+    decide = codegen.generated(source, "decide", {"scale": 10})
+    assert decide([3, 4]) == 23
