@@ -263,3 +263,33 @@ def test_other_exceptions_propagate_and_the_next_call_finishes_the_interrupted_w
     with pytest.raises(FlinkRuntimeException, match="Could not skip to b"):
         op.process_watermark(5)
     assert brief(op.process_watermark(5)) == [("match", "q", "a1 b2 c3", 3)]
+
+
+class Interrupt(BaseException):
+    """Not an ``Exception``: a condition raising it fails the call, as it would fail a Flink job."""
+
+
+def b_or_interrupt(e: Ev) -> bool:
+    if e.name == "boom":
+        raise Interrupt
+    return bool(e.name == "b")
+
+
+def interrupting_ab() -> Pattern:
+    return Pattern.begin("a").where(is_("a")).followed_by("b").where(b_or_interrupt).within(10)
+
+
+def test_an_element_that_interrupts_processing_is_consumed_and_the_next_call_goes_on() -> None:
+    op = operator(interrupting_ab())
+    op.process_elements([Ev("a", 1), Ev("boom", 2)])
+    with pytest.raises(Interrupt):
+        op.process_element(Ev("b", 3))  # its watermark (2) fires boom
+    assert brief(op.flush()) == [("match", "k", "a1 b3", 3)]
+
+
+def test_an_interrupting_element_is_consumed_but_not_the_next_of_its_timestamp() -> None:
+    op = operator(interrupting_ab())
+    op.process_elements([Ev("a", 1), Ev("boom", 2), Ev("b", 2)])
+    with pytest.raises(Interrupt):
+        op.process_element(Ev("x", 3))
+    assert brief(op.flush()) == [("match", "k", "a1 b2", 2)]

@@ -733,45 +733,57 @@ class CepOperator:
         A condition error makes a bad record. Any other exception propagates (as it fails a Flink
         job), after removing the elements it consumed, the failing one included, from ``elements``.
         """
-        process = self.nfa.process
-        window_time = self._window_timer  # 0: no window timers
-        state = ks.state
-        buffer = ks.buffer
-        key = ks.key
-        for i, event in enumerate(elements):
-            runs = state.queue  # replaced by process when any run changes
+        if len(elements) == 1:
+            # the usual case, without a loop: on PyPy a loop of one turn splits the trace
             try:
-                matches = process(buffer, state, event, timestamp)
-            except ConditionError as exc:
-                bad = BadRecord(
-                    event, f"condition raised {_exc_text(exc.cause or exc)}", STAGE_CONDITION, exc.step
-                )
-                self.bad_records += 1
-                if self._raise:
-                    self._errors.append((bad, key, exc))
-                else:
-                    out.append(Output(BAD_RECORD, key, bad, timestamp))
-                continue
+                self._feed_event(ks, elements[0], timestamp, out)
             except BaseException:
-                ks.deadline = _UNKNOWN
-                del elements[: i + 1]
+                del elements[:1]
                 raise
-            if state.queue is not runs:
-                ks.deadline = _UNKNOWN
-            if window_time and state.new_start_partial_match:
-                # Flink registers a timer at ts + window while the flag is up (until the firing ends)
-                due = timestamp + window_time
-                timers = ks.timers
-                if not timers or due > timers[-1]:
-                    timers.append(due)  # ordered input: no bisect (pure Python on PyPy)
-                else:
-                    at = bisect_left(timers, due)
-                    if timers[at] != due:
-                        timers.insert(at, due)
-            if matches:
-                self.matches += len(matches)
-                for match in matches:
-                    out.append(make_output(MATCH, key, match, timestamp))
+            return
+        i = 0
+        try:
+            for event in elements:
+                self._feed_event(ks, event, timestamp, out)
+                i += 1
+        except BaseException:
+            del elements[: i + 1]
+            raise
+
+    def _feed_event(self, ks: _KeyState, event: Any, timestamp: int, out: list[Output]) -> None:
+        state = ks.state
+        runs = state.queue  # replaced by process when any run changes
+        try:
+            matches = self.nfa.process(ks.buffer, state, event, timestamp)
+        except ConditionError as exc:
+            bad = BadRecord(event, f"condition raised {_exc_text(exc.cause or exc)}", STAGE_CONDITION, exc.step)
+            self.bad_records += 1
+            if self._raise:
+                self._errors.append((bad, ks.key, exc))
+            else:
+                out.append(Output(BAD_RECORD, ks.key, bad, timestamp))
+            return
+        except BaseException:
+            ks.deadline = _UNKNOWN
+            raise
+        if state.queue is not runs:
+            ks.deadline = _UNKNOWN
+        window_time = self._window_timer  # 0: no window timers
+        if window_time and state.new_start_partial_match:
+            # Flink registers a timer at ts + window while the flag is up (until the firing ends)
+            due = timestamp + window_time
+            timers = ks.timers
+            if not timers or due > timers[-1]:
+                timers.append(due)  # ordered input: no bisect (pure Python on PyPy)
+            else:
+                at = bisect_left(timers, due)
+                if timers[at] != due:
+                    timers.insert(at, due)
+        if matches:
+            self.matches += len(matches)
+            key = ks.key
+            for match in matches:
+                out.append(make_output(MATCH, key, match, timestamp))
 
     # ------------------------------------------------------------------ processing time
 
