@@ -27,7 +27,6 @@ from flowcep.sharedbuffer.sharedbuffer import EventId, SharedBuffer
 Match = dict[str, list[Any]]
 
 _PROCEED = 2
-_PER_RUN = ("decided per run",)  # process(): a state whose decision reads the run's partial match
 _ACTION_CODE = {TAKE: _TAKE, IGNORE: _IGNORE, PROCEED: _PROCEED}
 
 
@@ -60,6 +59,21 @@ class CompiledState:
         # takes the context)
         self.transitions: tuple[tuple[Any, ...], ...] = ()
         self.iterative = False
+
+
+class _DecisionSlot:
+    """``NFA.process``'s decision for the runs in one state: made once per call (the call's
+    ``epoch``), or per run when it reads the run's partial match (``per_run``)."""
+
+    __slots__ = ("state", "table", "context_table", "per_run", "epoch", "decision")
+
+    def __init__(self, state: CompiledState, table: Any, context_table: Any, per_run: bool) -> None:
+        self.state = state
+        self.table = table
+        self.context_table = context_table
+        self.per_run = per_run
+        self.epoch = 0  # no call yet
+        self.decision: Any = None
 
 
 class ConditionContext:
@@ -193,8 +207,6 @@ class NFA:
         # whether a decision from a state can evaluate an iterative condition (through PROCEED edges)
         self._needs_context: dict[str, bool] = {name: self._reaches_iterative(name) for name in self.states}
         self._start_names = [s.name for s in self.states.values() if s.is_start]
-        # the states whose decisions are made per run, as process() starts its decision cache
-        self._per_run = {name: _PER_RUN for name, needs in self._needs_context.items() if needs}
         # starts_nothing() can judge an event without a run only if no start decision reads one
         self._simple_start = not any(self._needs_context[name] for name in self._start_names)
         # A looping group whose steps can all be skipped has a cycle of PROCEED edges; when its
@@ -224,6 +236,12 @@ class NFA:
             else:
                 self._tables[name] = table
                 self._context_tables[name] = None
+        # process()'s decision per state, made at most once per call (``_epoch`` counts calls)
+        self._slots = {
+            name: _DecisionSlot(compiled, self._tables[name], self._context_tables[name], self._needs_context[name])
+            for name, compiled in self.states.items()
+        }
+        self._epoch = 0
         # what starts_nothing() asks: each start state with its decision table (None: search)
         self._start_tables = [(name, self._tables[name]) for name in self._start_names]
         # starts_nothing for the usual pattern, one start state with a table: the table alone
@@ -368,17 +386,15 @@ class NFA:
         # the event as runs store it: made for the first decision that needs it (most events
         # change no run and need none)
         handle: _EventHandle | None = None
-        states = self.states
         # Phase 1 evaluates every condition before anything changes, so that a condition that
         # raises leaves the key's runs and buffer untouched.  Reading first and writing second
         # gives Flink's results: a run's conditions only read its own, unchanged, path.
-        # Decisions of states whose conditions are all simple depend only on the event: the
-        # cache keeps them per state; the states whose decisions are made per run are in it
-        # from the start, as _PER_RUN (one lookup per run either way).
-        per_run = self._per_run
-        cache: dict[str, Any] = per_run.copy() if per_run else {}
-        tables = self._tables
-        context_tables = self._context_tables
+        # Decisions of states whose conditions are all simple depend only on the event: each
+        # state's slot keeps its decision for the call that made it (its epoch; no dict per call,
+        # one lookup per run); the states whose decisions are made per run say so in their slot.
+        slots = self._slots
+        epoch = self._epoch = self._epoch + 1
+        final_cache: dict[str, Any] | None = None  # _decide's finals, per call
         runs = state.queue
         # decisions[i] for runs[i], None when the run survives unchanged (same version, same
         # entry: Flink's lock + release of the entry cancel out); built at the first change
@@ -386,22 +402,27 @@ class NFA:
         first = 0
         decision: Any
         for i, run in enumerate(runs):
-            name = run.state
-            decision = cache.get(name)
-            if decision is None:
-                table = tables[name]
-                if table is not None:
-                    decision = cache[name] = table(event)
-                else:
-                    handle = handle or _EventHandle(event, timestamp)
-                    decision = cache[name] = self._decide(buffer, run, handle, states[name], cache)
-            elif decision is _PER_RUN:
-                table = context_tables[name]
+            slot = slots[run.state]
+            if slot.epoch == epoch:
+                decision = slot.decision
+            elif slot.per_run:
+                table = slot.context_table
                 if table is not None:
                     decision = table(event, ConditionContext(buffer, run, timestamp))
                 else:
                     handle = handle or _EventHandle(event, timestamp)
-                    decision = self._decide(buffer, run, handle, states[name], None)
+                    decision = self._decide(buffer, run, handle, slot.state, None)
+            else:
+                table = slot.table
+                if table is not None:
+                    decision = table(event)
+                else:
+                    handle = handle or _EventHandle(event, timestamp)
+                    if final_cache is None:
+                        final_cache = {}
+                    decision = self._decide(buffer, run, handle, slot.state, final_cache)
+                slot.decision = decision
+                slot.epoch = epoch
             if decision[4]:
                 continue
             if decisions is None:
