@@ -23,11 +23,17 @@ get a warm-up run over the first ``--warmup`` events (20,000 by default) before 
 the CPython column gets none (it has no JIT to warm up). Both JITs need far more than the
 default warm-up to reach their steady state (PyPy about 400,000 events of W1, and Flink's W1 runs
 twice as fast after 400,000): ``--warmup 400000 --scale 2`` compares them warm.
+
+``--gc tuned`` (the default) runs flowcep with its collector settings for throughput
+(``flowcep.runtime.tune_gc``: CPython's ``gc.set_threshold(100000, 10, 100)``; PyPy started with
+``PYPY_GC_NURSERY=128M``), as Flink's side runs with its JVM's heap flags; ``--gc default`` runs
+both interpreters as they come. The table's first line says which.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -46,7 +52,8 @@ sys.path.insert(0, str(HERE.parent / "src"))
 
 from workloads import WORKLOADS, Event, Workload  # noqa: E402
 
-from flowcep.runtime import CepOperator  # noqa: E402
+from flowcep.runtime import CepOperator, tune_gc  # noqa: E402
+from flowcep.runtime.gctuning import PYPY_NURSERY  # noqa: E402
 
 
 def run_flowcep(workload: Workload, events: list[Event], batch: int = 10_000) -> dict[str, Any]:
@@ -80,11 +87,20 @@ def run_flowcep(workload: Workload, events: list[Event], batch: int = 10_000) ->
 
 
 def run_flowcep_under(
-    python: str, workload: Workload, size: int, seed: int, batch: int, warmup: int = WARMUP_EVENTS
+    python: str,
+    workload: Workload,
+    size: int,
+    seed: int,
+    batch: int,
+    warmup: int = WARMUP_EVENTS,
+    gc_setting: str = "tuned",
 ) -> dict[str, Any]:
     """``run_flowcep`` in a child process of interpreter ``python`` (PyPy) over the same events
     (the child makes them from the same seed), after a warm-up run over the first
     ``warmup`` of them."""
+    env = dict(os.environ)
+    if gc_setting == "tuned":
+        env["PYPY_GC_NURSERY"] = PYPY_NURSERY
     proc = subprocess.run(
         [
             python,
@@ -99,16 +115,21 @@ def run_flowcep_under(
             str(batch),
             "--warmup",
             str(warmup),
+            "--gc",
+            gc_setting,
         ],
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     )
     result: dict[str, Any] = json.loads(proc.stdout)
     return result
 
 
-def _run_child(name: str, size: int, seed: int, batch: int, warmup: int) -> int:
+def _run_child(name: str, size: int, seed: int, batch: int, warmup: int, gc_setting: str) -> int:
+    if gc_setting == "tuned":
+        tune_gc()
     workload = WORKLOADS[name]
     events = workload.events(size, seed)
     if warmup:
@@ -174,6 +195,12 @@ def main(argv: list[str] | None = None) -> int:
         default=WARMUP_EVENTS,
         help=f"events of the warm-up run Flink and PyPy get before the timed one (default {WARMUP_EVENTS:,})",
     )
+    parser.add_argument(
+        "--gc",
+        choices=["tuned", "default"],
+        default="tuned",
+        help="flowcep's collector: tune_gc() and PyPy's nursery (default), or the interpreters' defaults",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--run-child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -181,10 +208,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         return _memory_child(int(args.child))
     if args.run_child:
-        return _run_child(args.run_child, args.size, args.seed, args.batch, args.warmup)
+        return _run_child(args.run_child, args.size, args.seed, args.batch, args.warmup, args.gc)
     pypy = None if args.pypy == "none" else args.pypy
     if args.memory:
         return _memory()
+    if args.gc == "tuned":
+        tune_gc()
+    print(
+        f"collector: {args.gc}"
+        + (
+            f" (CPython gc thresholds {gc.get_threshold()}, PyPy PYPY_GC_NURSERY={PYPY_NURSERY})"
+            if args.gc == "tuned"
+            else ""
+        ),
+        file=sys.stderr,
+    )
 
     names = args.only or list(WORKLOADS)
     rows = []
@@ -200,14 +238,23 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(max(1, args.repeat)):
             our_runs.append(run_flowcep(workload, events, batch=args.batch))
             if pypy is not None:
-                pypy_runs.append(run_flowcep_under(pypy, workload, size, args.seed, args.batch, args.warmup))
+                pypy_runs.append(
+                    run_flowcep_under(pypy, workload, size, args.seed, args.batch, args.warmup, args.gc)
+                )
             if not args.no_flink:
                 result = run_flink(workload, events, args.warmup)
                 if result is not None:
                     their_runs.append(result)
         ours = _median_run(our_runs)
         theirs = _median_run(their_runs) if their_runs else None
-        row = {"workload": name, "events": size, "flowcep": ours, "flink": theirs, "runs": len(our_runs)}
+        row = {
+            "workload": name,
+            "events": size,
+            "flowcep": ours,
+            "flink": theirs,
+            "runs": len(our_runs),
+            "gc": args.gc,
+        }
         row["flowcep_runs"] = [r["events_per_s"] for r in our_runs]
         row["flink_runs"] = [r["events_per_s"] for r in their_runs]
         row["pypy"] = _median_run(pypy_runs) if pypy_runs else None

@@ -7,6 +7,7 @@ from flowcep.runtime.functions import (
     PatternProcessFunction,
     TimedOutPartialMatchHandler,
 )
+from flowcep.runtime.gctuning import tune_gc
 from flowcep.runtime.operator import LONG_MAX, LONG_MIN, CepOperator
 from flowcep.runtime.output import BadRecord, BadRecordError, Output
 from flowcep.runtime.snapshot import SnapshotError
@@ -40,4 +41,5 @@ __all__ = [
     "SideOutputStream",
     "SnapshotError",
     "TimedOutPartialMatchHandler",
+    "tune_gc",
 ]
