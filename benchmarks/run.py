@@ -25,7 +25,7 @@ default warm-up to reach their steady state (PyPy about 400,000 events of W1, an
 twice as fast after 400,000): ``--warmup 400000 --scale 2`` compares them warm.
 
 ``--gc tuned`` (the default) runs flowcep with its collector settings for throughput
-(``flowcep.runtime.tune_gc``: CPython's ``gc.set_threshold(100000, 10, 100)``; PyPy started with
+(``flowcep.runtime.tune_gc``: CPython's ``gc.set_threshold(50000, 50, 100)``; PyPy started with
 ``PYPY_GC_NURSERY=128M``), as Flink's side runs with its JVM's heap flags; ``--gc default`` runs
 both interpreters as they come. The table's first line says which.
 """

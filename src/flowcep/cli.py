@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import gc
 import json
 import operator
 import sys
@@ -35,11 +34,6 @@ from flowcep.cli_support.errors import (
 
 PROG = "flowcep"
 KINDS = ("match", "timeout", "late", "bad_record")
-# Python's collector thresholds while `flowcep run` matches locally (Python's own: 700, 10, 10).
-# With the defaults a job with much per-key state spends up to half its time in collections
-# that free nothing (docs/runtime.md §8: 100,000 keys about 1.7x faster). The command is an
-# application and may tune the collector; flowcep the library leaves it alone.
-RUN_GC_THRESHOLDS = (50_000, 50, 100)
 
 
 # ----------------------------------------------------------------------------- argument parsing
@@ -199,23 +193,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.engine == "spark":
         return _run_spark(args, pf, fmt, out_of_orderness)
-    with _collector_thresholds(RUN_GC_THRESHOLDS):
+    # The command is an application and may tune the collector (flowcep the library leaves it
+    # alone): with Python's thresholds a job with much per-key state spends up to half its time
+    # in collections that free nothing (docs/runtime.md section 8)
+    from flowcep.runtime.gctuning import tuned_gc
+
+    with tuned_gc():
         return _run_local(args, pf, fmt, out_of_orderness)
-
-
-@contextmanager
-def _collector_thresholds(thresholds: tuple[int, int, int]) -> Iterator[None]:
-    """Python's garbage collector with ``thresholds`` inside the block, as before after it
-    (PyPy's collector has no thresholds: nothing to do there)."""
-    if not hasattr(gc, "get_threshold"):
-        yield
-        return
-    before = gc.get_threshold()
-    gc.set_threshold(*thresholds)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 
 
 def _make_operator(pattern: Any, key: str | None, out_of_orderness: int, keep_going: bool) -> Any:

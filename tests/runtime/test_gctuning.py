@@ -5,11 +5,13 @@ from __future__ import annotations
 import gc
 import platform
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from flowcep.pattern import AfterMatchSkipStrategy, Pattern
 from flowcep.runtime import CepOperator, tune_gc
+from flowcep.runtime.gctuning import tuned_gc
 
 from .support import Ev, abc_within, is_
 
@@ -65,17 +67,28 @@ def test_processing_events_makes_no_reference_cycles(pattern: object) -> None:
 def test_tune_gc_raises_cpythons_thresholds(thresholds: None) -> None:
     gc.set_threshold(700, 10, 10)
     assert tune_gc() is True
-    assert gc.get_threshold() == (100_000, 10, 100)
-    tune_gc(5_000, 20)
-    assert gc.get_threshold() == (5_000, 10, 20)
+    assert gc.get_threshold() == (50_000, 50, 100)
+    tune_gc((5_000, 20, 30))
+    assert gc.get_threshold() == (5_000, 20, 30)
+
+
+@cpython_only
+def test_tuned_gc_puts_the_thresholds_back_after_its_block(thresholds: None) -> None:
+    gc.set_threshold(700, 10, 10)
+    with pytest.raises(KeyError), tuned_gc():
+        assert gc.get_threshold() == (50_000, 50, 100)
+        raise KeyError("the block fails")
+    assert gc.get_threshold() == (700, 10, 10)
 
 
 @pytest.mark.skipif(platform.python_implementation() != "PyPy", reason="PyPy's collector has no thresholds")
 def test_tune_gc_on_pypy_changes_nothing() -> None:
     assert tune_gc() is False
+    with tuned_gc():
+        pass
 
 
-@pytest.mark.parametrize("young, full", [(0, 10), (1000, 0)])
-def test_tune_gc_rejects_thresholds_below_one(young: int, full: int, thresholds: None) -> None:
-    with pytest.raises(ValueError, match="thresholds must be positive"):
-        tune_gc(young, full)
+@pytest.mark.parametrize("bad", [(0, 10, 10), (1000, 10), (1000, 10, 10.5)])
+def test_tune_gc_rejects_anything_but_three_positive_integers(bad: Any, thresholds: None) -> None:
+    with pytest.raises(ValueError, match="three positive integers"):
+        tune_gc(bad)

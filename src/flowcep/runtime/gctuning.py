@@ -1,47 +1,60 @@
-"""Collector settings for throughput, process-wide and opt-in: ``tune_gc()``.
+"""Collector settings for throughput, process-wide and opt-in: ``tune_gc()``, ``tuned_gc()``.
 
 CPython collects its youngest generation every 700 net new container objects and its whole heap
 whenever the long-lived objects grew by a quarter. A CEP job allocates runs, matches and outputs
 per event and keeps many keys' state alive, so with the defaults the collector walks that state
-again and again (W5, 100,000 keys, 400,000 events on CPython 3.11: 4.0 s of 8.0 s in the
-collector). flowcep's state holds no reference cycles of its own, so collecting less often
-frees the same memory, by reference counting, and only delays cycles made by user code.
+again and again, freeing nothing: processing events makes no reference cycles (tested), so
+reference counting frees flowcep's garbage whatever the thresholds; higher ones only delay the
+collection of cycles that user code makes. flowcep, the library, never changes the collector by
+itself; ``flowcep run`` does while it matches (docs/cli.md), and so does the benchmark unless
+told ``--gc default``.
 
-Measured on this machine (2026-11-26, 400,000 events, one run each, events/s):
-
-=========  ==========  ================  =================
-workload   default      (100000, 10, 10)  (100000, 10, 100)
-=========  ==========  ================  =================
-W1         83,131       109,646           (not run)
-W3         38,165       56,134            (not run)
-W5         49,958       84,164            115,839
-=========  ==========  ================  =================
+Measured on this machine (2026-11-26, CPython 3.11, 400,000 events, one run each, events/s):
+W1 83,131 with Python's thresholds against 109,646 with ``(100_000, 10, 10)``; W3 38,165
+against 56,134; W5 (100,000 keys) 49,958 against 115,839 with ``(100_000, 10, 100)``. On
+300,000 events, ``THROUGHPUT_THRESHOLDS`` ran W3 and W5 as fast as ``(100_000, 10, 100)``
+(58,361-65,863 and 137,535-139,254 events/s against 62,164-65,805 and 124,010-132,808).
 
 PyPy sizes its young generation (the nursery) from the CPU cache, 1 MB on this machine, and it
-cannot be changed at run time: start PyPy with ``PYPY_GC_NURSERY`` set (``PYPY_NURSERY`` is
-the value the benchmark uses). On W1 that cut the collector's time from about 0.5 s to 0.1 s
-per million events.
+cannot be changed at run time: start PyPy with ``PYPY_GC_NURSERY`` set (``PYPY_NURSERY`` is the
+value the benchmark uses). On W1 (1 M events after 400,000 of warm-up) the collector's time
+went from 0.4-0.7 s with 1 MB to 0.2 s with 64 MB and 0.1 s with 128 MB.
 """
 
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-YOUNG_OBJECTS = 100_000  # collect the youngest generation after this many net new containers
-FULL_EVERY = 100  # at most one full collection per this many middle-generation collections
+# (young, middle, full): young collections after this many net new containers; a full one at most
+# every ``full`` middle ones (Python's own: 700, 10, 10)
+THROUGHPUT_THRESHOLDS = (50_000, 50, 100)
 PYPY_NURSERY = "128M"  # for PYPY_GC_NURSERY; PyPy's default here is 1 MB
 
 
-def tune_gc(young_objects: int = YOUNG_OBJECTS, full_every: int = FULL_EVERY) -> bool:
+def tune_gc(thresholds: tuple[int, int, int] = THROUGHPUT_THRESHOLDS) -> bool:
     """Make the collector run less often, for throughput: ``gc.set_threshold`` on CPython.
 
     Process-wide: call it once, when the program starts, as one sets a JVM's heap and collector
     flags. Returns False where nothing can be changed at run time (PyPy: set ``PYPY_GC_NURSERY``
     before it starts instead).
     """
-    if young_objects < 1 or full_every < 1:
-        raise ValueError(f"thresholds must be positive, got {young_objects} and {full_every}")
+    if len(thresholds) != 3 or any(type(t) is not int or t < 1 for t in thresholds):
+        raise ValueError(f"thresholds must be three positive integers, got {thresholds!r}")
     if not hasattr(gc, "set_threshold"):
         return False
-    gc.set_threshold(young_objects, gc.get_threshold()[1], full_every)
+    gc.set_threshold(*thresholds)
     return True
+
+
+@contextmanager
+def tuned_gc(thresholds: tuple[int, int, int] = THROUGHPUT_THRESHOLDS) -> Iterator[None]:
+    """``tune_gc`` inside the block, the thresholds as they were after it."""
+    before = gc.get_threshold() if hasattr(gc, "get_threshold") else None
+    tune_gc(thresholds)
+    try:
+        yield
+    finally:
+        if before is not None:
+            gc.set_threshold(*before)
