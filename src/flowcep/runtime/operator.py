@@ -759,6 +759,7 @@ class CepOperator:
             raise
 
     def _feed_event(self, ks: _KeyState, event: Any, timestamp: int, out: list[Output]) -> None:
+        """Process one element (see ``_feed``): its matches, its window timer, its bad record."""
         state = ks.state
         runs = state.queue  # replaced by process when any run changes
         try:
