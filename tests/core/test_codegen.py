@@ -36,7 +36,7 @@ def test_two_nfas_of_one_pattern_share_their_decision_tables_code(share: bool) -
 
     first, second = NFACompiler.compile(pattern()), NFACompiler.compile(pattern())
     codes = [
-        (nfa._tables["b"].__code__, nfa._tables["b"]) for nfa in (first, second)  # noqa: SLF001
+        (nfa._slots["b"].table.__code__, nfa._slots["b"].table) for nfa in (first, second)  # noqa: SLF001
     ]
     assert (codes[0][0] is codes[1][0]) is share
     assert codes[0][1] is not codes[1][1]  # each NFA's table calls its own pattern's conditions

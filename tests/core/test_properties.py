@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from flowcep import AfterMatchSkipStrategy, ConditionError, MalformedPatternException, Pattern
 from flowcep.nfa import NFACompiler
+from flowcep.nfa.compiler import original_name
 from flowcep.nfa.computation_state import NO_COMPLETED_MATCHES
 from flowcep.runtime import snapshot
 from flowcep.sharedbuffer import PathlessBuffer, SharedBuffer
@@ -266,12 +267,12 @@ def test_decision_tables_decide_as_the_depth_first_search(spec):
     from flowcep.nfa.nfa import _EventHandle
 
     _, nfa = compile_or_reject(spec)
-    tabled = [name for name, table in nfa._tables.items() if table is not None]
+    tabled = [name for name, slot in nfa._slots.items() if slot.table is not None and not slot.per_run]
     for name in tabled:
         for letter in LETTERS + "x":
             handle = _EventHandle(Event(name=letter), 0)
             expected = nfa._decide(None, None, handle, nfa.states[name], None)
-            edges, takes, ignores, finals, unchanged, plans = nfa._tables[name](handle.event)
+            edges, takes, ignores, finals, unchanged, plans = nfa._slots[name].table(handle.event)
             assert plans is not None and expected[5] is None  # precompiled decisions get plans
             assert (list(edges), takes, ignores, finals, unchanged) == (
                 list(expected[0]), expected[1], expected[2], expected[3], expected[4]
@@ -283,7 +284,8 @@ def test_a_condition_raising_in_a_tabled_state_names_its_step():
         raise ValueError("no price")
 
     nfa = NFACompiler.compile(Pattern.begin("a").where(boom).followed_by("b"), timeout_handling=True)
-    assert nfa._tables[nfa._start_names[0]] is not None
+    start = nfa._slots[nfa._start_names[0]]
+    assert start.table is not None and not start.per_run
     state, buffer = fresh(nfa)
     with pytest.raises(ConditionError) as raised:
         nfa.process(buffer, state, Event(name="a"), 1)
@@ -349,7 +351,8 @@ def test_a_condition_raising_behind_a_proceed_edge_names_its_own_step():
 
     pattern = Pattern.begin("a").where(named("a")).optional().followed_by("b").where(boom)
     nfa = NFACompiler.compile(pattern, timeout_handling=True)
-    assert nfa._tables[nfa._start_names[0]] is not None
+    start = nfa._slots[nfa._start_names[0]]
+    assert start.table is not None and not start.per_run
     state, buffer = fresh(nfa)
     with pytest.raises(ConditionError) as raised:
         nfa.process(buffer, state, Event(name="x"), 1)
@@ -420,10 +423,12 @@ def test_generated_decisions_with_iterative_conditions_decide_as_the_search(spec
     """States whose conditions read the partial match get a generated ``decide(event, ctx)``
     too; with those switched off (every such decision searched) the results are the same."""
     _, nfa = compile_or_reject(spec, _named_and_fewer_than_two_taken)
-    assert any(table is not None for table in nfa._context_tables.values())
+    assert any(slot.table is not None for slot in nfa._slots.values() if slot.per_run)
     generated = run_whole(nfa, evs)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(nfa, "_context_tables", dict.fromkeys(nfa._context_tables))
+        for slot in nfa._slots.values():
+            if slot.per_run:
+                mp.setattr(slot, "table", None)
         searched = run_whole(nfa, evs)
     assert generated.emitted_at() == searched.emitted_at()
     assert generated.timeouts == searched.timeouts
@@ -442,9 +447,27 @@ def _an_even_number_taken(name):
 def _decide_every_run_by_searching(nfa) -> None:
     """Switch off every shared decision: each run's decision is searched with its own context."""
     nfa._needs_context = dict.fromkeys(nfa.states, True)
-    nfa._tables = dict.fromkeys(nfa.states)
-    nfa._context_tables = dict.fromkeys(nfa.states)
+    for slot in nfa._slots.values():
+        slot.per_run = True
+        slot.table = None
     nfa._simple_start = False
+
+
+def test_switching_every_shared_decision_off_makes_each_run_search_its_own():
+    """The switch above reaches process(): the property test below compares two paths, not one."""
+    pattern = Pattern.begin("a").where(named("a")).followed_by("b").where(named("b"))
+    nfa = NFACompiler.compile(pattern, timeout_handling=True)
+    _decide_every_run_by_searching(nfa)
+    searched = []
+    with pytest.MonkeyPatch.context() as mp:
+        decide = nfa._decide
+        mp.setattr(nfa, "_decide", lambda buffer, run, *rest: searched.append(run.state) or decide(buffer, run, *rest))
+        state, buffer = fresh(nfa)
+        for t, name in enumerate("aab", 1):
+            nfa.process(buffer, state, Event(name=name), t)
+    # every run, in queue order (by start event, the start run last): a1 meets the start run;
+    # a2 the run that took a1, then the start run; b both runs that took an a, then the start run
+    assert [original_name(s) for s in searched] == ["a", "b", "a", "b", "b", "a"]
 
 
 @st.composite

@@ -62,15 +62,16 @@ class CompiledState:
 
 
 class _DecisionSlot:
-    """``NFA.process``'s decision for the runs in one state: made once per call (the call's
-    ``epoch``), or per run when it reads the run's partial match (``per_run``)."""
+    """How ``NFA.process`` decides for the runs in one state: by its generated ``table``
+    (``decide(event)``, or ``decide(event, ctx)`` when the decision reads the run's partial match,
+    ``per_run``) or, without one, by searching; a decision shared by the state's runs is kept for
+    the call that made it (the call's ``epoch``)."""
 
-    __slots__ = ("state", "table", "context_table", "per_run", "epoch", "decision")
+    __slots__ = ("state", "table", "per_run", "epoch", "decision")
 
-    def __init__(self, state: CompiledState, table: Any, context_table: Any, per_run: bool) -> None:
+    def __init__(self, state: CompiledState, table: Any, per_run: bool) -> None:
         self.state = state
         self.table = table
-        self.context_table = context_table
         self.per_run = per_run
         self.epoch = 0  # no call yet
         self.decision: Any = None
@@ -224,26 +225,17 @@ class NFA:
         self._kinds = {
             name: _FINAL if st.is_final else _STOP if st.is_stop else _ALIVE for name, st in self.states.items()
         }
-        # decide(event) for states whose decision is a table lookup (see _decision_table), and
-        # decide(event, ctx) for states whose decision reads the run's partial match
-        self._tables: dict[str, Any] = {}
-        self._context_tables: dict[str, Any] = {}
-        for name, compiled in self.states.items():
-            table = self._decision_table(compiled)
-            if self._needs_context[name]:
-                self._tables[name] = None
-                self._context_tables[name] = table
-            else:
-                self._tables[name] = table
-                self._context_tables[name] = None
-        # process()'s decision per state, made at most once per call (``_epoch`` counts calls)
+        # each state's decision table (see _decision_table): decide(event), or decide(event, ctx)
+        # for a state whose decision reads the run's partial match; process() keeps a shared
+        # decision in the slot for the call that made it (``_epoch`` counts calls)
         self._slots = {
-            name: _DecisionSlot(compiled, self._tables[name], self._context_tables[name], self._needs_context[name])
+            name: _DecisionSlot(compiled, self._decision_table(compiled), self._needs_context[name])
             for name, compiled in self.states.items()
         }
         self._epoch = 0
-        # what starts_nothing() asks: each start state with its decision table (None: search)
-        self._start_tables = [(name, self._tables[name]) for name in self._start_names]
+        # what starts_nothing() asks (only when no start decision reads a partial match): each
+        # start state with its decision table (None: search)
+        self._start_tables = [(name, self._slots[name].table) for name in self._start_names]
         # starts_nothing for the usual pattern, one start state with a table: the table alone
         # (W5, 100,000 keys: most events meet a key without runs; -2.9 % instructions)
         self.starts_nothing: Callable[[Any], bool] = self._starts_nothing
@@ -406,7 +398,7 @@ class NFA:
             if slot.epoch == epoch:
                 decision = slot.decision
             elif slot.per_run:
-                table = slot.context_table
+                table = slot.table
                 if table is not None:
                     decision = table(event, ConditionContext(buffer, run, timestamp))
                 else:
