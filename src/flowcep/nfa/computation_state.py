@@ -7,8 +7,9 @@ from typing import Any
 from flowcep.nfa.dewey import DeweyNumber
 from flowcep.nfa.heap import JavaPriorityQueue
 
-# Runs without a start event (the start run) sort last, like Flink's Long.MAX_VALUE.
-_NO_START = (2**63 - 1, 2**31 - 1)
+# Runs without a start event (the start run) sort last, like Flink's Long.MAX_VALUE (written
+# ~-(2**63): on PyPy 2**63 - 1 is a big-int object, slower to compare; see runtime.LONG_MAX).
+_NO_START = (~-(2**63), 2**31 - 1)
 
 
 class ComputationState:

@@ -47,7 +47,12 @@ from flowcep.sharedbuffer import PathlessBuffer, SharedBuffer
 from flowcep.sharedbuffer.sharedbuffer import STALE_COUNTERS
 
 LONG_MIN: Final = -(2**63)
-LONG_MAX: Final = 2**63 - 1
+# not 2**63 - 1: on PyPy that is a big-int object (arithmetic on one that overflowed stays one),
+# and storing it in an instance's int attribute (flush's watermark) turns that class's unboxed
+# int attributes into boxed ones for the rest of the process: every compiled trace that read one
+# fails its guard and is compiled again (W1: 56 loops and bridges, the next operator's first
+# 50,000 events at 70,000 events/s). ~LONG_MIN is a machine-sized int object there.
+LONG_MAX: Final = ~LONG_MIN
 
 _ON_ERROR: Final = ("raise", "side_output")
 _UNKNOWN: Final = object()  # "next deadline not known, recompute it"
@@ -94,6 +99,8 @@ def to_timestamp(value: Any) -> int:
                 ) from None
     if not LONG_MIN <= value <= LONG_MAX:
         raise _TimestampError(f"timestamp {value} is outside the 64-bit range of Flink timestamps")
+    if value == LONG_MAX:
+        return LONG_MAX  # Flink's end-of-input watermark, as the one object that stays small on PyPy
     return value  # type: ignore[no-any-return]
 
 
