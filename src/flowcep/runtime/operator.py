@@ -22,7 +22,7 @@ import heapq
 import math
 import operator as _op
 import time
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Hashable, Iterable
 from datetime import datetime
 from typing import Any, Final
@@ -107,7 +107,7 @@ def to_timestamp(value: Any) -> int:
 class _KeyState:
     """Everything the operator holds for one key."""
 
-    __slots__ = ("key", "seq", "state", "buffer", "times", "queue", "due", "timers", "deadline")
+    __slots__ = ("key", "seq", "state", "buffer", "times", "pending", "due", "timers", "deadline")
 
     def __init__(self, key: Any, seq: int, state: Any, buffer: SharedBuffer) -> None:
         self.key = key
@@ -115,7 +115,9 @@ class _KeyState:
         self.state = state
         self.buffer = buffer
         self.times: list[int] = []  # buffered timestamps, ascending
-        self.queue: dict[int, list[Any]] = {}  # timestamp -> elements in arrival order
+        # the elements buffered at each of ``times``, in arrival order (a list beside ``times``,
+        # not a dict by timestamp: no hashing per element, one object per key less)
+        self.pending: list[list[Any]] = []
         self.due: int | None = None  # when the key is scheduled (None: not scheduled)
         # window timers, ascending: Flink 2.3 registers one at ts + window after an element at ts
         # (> 0) started a partial match; a key is only advanced when one of its timers fires
@@ -340,20 +342,17 @@ class CepOperator:
                 if ks is None and not (starts_nothing is not None and ts <= watermark + 1 and starts_nothing(event)):
                     ks = self._new_key(key)
                 if ks is not None:
-                    queue = ks.queue
-                    elements = queue.get(ts)
-                    if elements is None:
-                        queue[ts] = [event]
-                        times = ks.times
-                        if not times or ts > times[-1]:
-                            times.append(ts)
-                        else:
-                            insort(times, ts)
+                    times = ks.times
+                    if not times or ts > times[-1]:
+                        times.append(ts)
+                        ks.pending.append([event])
                         due = ks.due
                         if due is None or ts < due:
                             self._push_entry(ks, ts)
+                    elif ts == times[-1]:
+                        ks.pending[-1].append(event)
                     else:
-                        elements.append(event)
+                        self._buffer(ks, event, ts)
             if watermark > current:
                 self._advance_watermark(watermark, out)
 
@@ -428,7 +427,7 @@ class CepOperator:
         for ks in self._keys.values():
             partial += ks.state.partial_match_count()
             entries += self.nfa.held_entries(ks.buffer, ks.state)
-            for elements in ks.queue.values():
+            for elements in ks.pending:
                 buffered += len(elements)
         return {
             "events_in": self.events_in,
@@ -456,7 +455,7 @@ class CepOperator:
                 # a buffer that keeps no paths (shared by all keys, below): the runs' partial
                 # matches instead
                 ks.buffer if self._pathless is None else None,
-                [(t, list(ks.queue[t])) for t in ks.times],
+                [(t, list(elements)) for t, elements in zip(ks.times, ks.pending)],
                 None if self._pathless is None else self.nfa.run_matches(ks.buffer, ks.state),
             )
             for ks in self._keys.values()
@@ -517,7 +516,7 @@ class CepOperator:
             ks.timers = list(timers)
             for t, elements in queue:
                 ks.times.append(t)
-                ks.queue[t] = elements
+                ks.pending.append(elements)
             self._keys[key] = ks
             if not self.processing_time or self._sort_key is not None:
                 self._schedule(ks)
@@ -530,6 +529,24 @@ class CepOperator:
         self._next_seq += 1
         self._keys[key] = ks
         return ks
+
+    def _buffer(self, ks: _KeyState, event: Any, ts: int) -> None:
+        """Buffer ``event`` at ``ts`` under the key, wherever ``ts`` falls among its times (the
+        usual cases, a time after the last or equal to it, are written out in ``_elements``)."""
+        times = ks.times
+        at = bisect_left(times, ts)
+        if at < len(times) and times[at] == ts:
+            ks.pending[at].append(event)
+            return
+        times.insert(at, ts)
+        ks.pending.insert(at, [event])
+        due = ks.due
+        if self.processing_time:
+            due_at = ts + 1  # the processing-time timer of a millisecond fires once the clock passed it
+        else:
+            due_at = ts
+        if due is None or due_at < due:
+            self._push_entry(ks, due_at)
 
     def _push_entry(self, ks: _KeyState, due: int) -> None:
         entries = self._due_keys.get(due)
@@ -641,7 +658,7 @@ class CepOperator:
 
     def _fire_key(self, ks: _KeyState, watermark: int, out: list[Output]) -> None:
         times = ks.times
-        queue = ks.queue
+        pending = ks.pending
         state = ks.state
         n = _count_through(times, watermark)  # the timestamps due
         timers = ks.timers
@@ -651,11 +668,11 @@ class CepOperator:
         try:
             if n == 1:
                 # the usual case, without a loop: on PyPy a loop of one turn splits the trace
-                self._fire_time(ks, times[0], out)
+                self._fire_time(ks, times[0], pending[0], out)
                 done = 1
             else:
                 while done < n:
-                    self._fire_time(ks, times[done], out)
+                    self._fire_time(ks, times[done], pending[done], out)
                     done += 1
             # also when the last buffered timestamp is the watermark: a run that left a proceed
             # edge by ignoring the event keeps its older previous timestamp and may be due now
@@ -665,13 +682,13 @@ class CepOperator:
             if (deadline is not None and deadline <= watermark) or state.completed_matches.queue:
                 self._advance(ks, watermark, out)
         except BaseException:
-            if done < n and not queue.get(times[done]):
-                queue.pop(times[done], None)
+            if done < n and not pending[done]:  # its elements were all consumed
                 done += 1
             raise
         finally:
             if done:
                 del times[:done]
+                del pending[:done]
             if self._pathless is None:
                 # (the buffer all keys share forgets its counters once per firing: _fire)
                 ks.buffer.advance_time(watermark)
@@ -694,8 +711,9 @@ class CepOperator:
             else:
                 ks.due = None
 
-    def _fire_time(self, ks: _KeyState, t: int, out: list[Output]) -> None:
-        """Process the key's elements buffered at ``t``, after timing out what ``t`` ends."""
+    def _fire_time(self, ks: _KeyState, t: int, elements: list[Any], out: list[Output]) -> None:
+        """Process the key's ``elements`` buffered at ``t``, after timing out what ``t`` ends
+        (the caller drops them from the key's pending elements)."""
         state = ks.state
         # _advance's own test, first without the call: most timestamps time nothing out (the
         # key's next deadline, computed here once its runs changed)
@@ -704,12 +722,9 @@ class CepOperator:
             deadline = ks.deadline = self.nfa.next_deadline(state)
         if (deadline is not None and deadline <= t) or state.completed_matches.queue:
             self._advance(ks, t, out)
-        queue = ks.queue
-        elements = queue[t]
         if self._sort_key is not None and len(elements) > 1:
             elements.sort(key=self._sort_key)
         self._feed(ks, elements, t, out)
-        del queue[t]
 
     def _advance(self, ks: _KeyState, timestamp: int, out: list[Output]) -> None:
         """``advance_time`` unless no run can time out by ``timestamp`` and no match is held back
@@ -826,14 +841,7 @@ class CepOperator:
             ks = self._keys.get(key)
             if ks is None:
                 ks = self._new_key(key)
-            elements = ks.queue.get(now)
-            if elements is None:
-                ks.queue[now] = [event]
-                insort(ks.times, now)
-                if ks.due is None or now + 1 < ks.due:
-                    self._push_entry(ks, now + 1)
-            else:
-                elements.append(event)
+            self._buffer(ks, event, now)
             return
         ks = self._keys.get(key)
         if ks is None:
@@ -865,28 +873,27 @@ class CepOperator:
 
     def _drain_processing_time(self, ks: _KeyState, out: list[Output]) -> None:
         times = ks.times
-        queue = ks.queue
+        pending = ks.pending
         sort_key = self._sort_key
         done = 0
         try:
             while done < len(times):
                 t = times[done]
                 self._advance(ks, t, out)
-                elements = queue[t]
+                elements = pending[done]
                 if sort_key is not None and len(elements) > 1:
                     elements.sort(key=sort_key)
                 self._feed(ks, elements, t, out)
-                del queue[t]
                 done += 1
         except BaseException:
-            if done < len(times) and not queue.get(times[done]):
-                queue.pop(times[done], None)
+            if done < len(times) and not pending[done]:  # its elements were all consumed
                 done += 1
             raise
         finally:
             if done:
                 ks.buffer.advance_time(times[done - 1])
                 del times[:done]
+                del pending[:done]
             self._settle(ks)
 
     # ------------------------------------------------------------------ errors
