@@ -24,6 +24,7 @@ class ComputationState:
         "start_event_id",
         "order",
         "match",
+        "slot",
     )
 
     def __init__(
@@ -48,6 +49,10 @@ class ComputationState:
         # paths it is a cache; where it does not (PathlessBuffer) a snapshot keeps it apart
         # (NFA.run_matches).
         self.match: Any = None
+        # how the NFA decides for runs in this state (its _DecisionSlot; found by name for a run
+        # made without one): a field read on the hot path instead of a dict lookup by name. Not
+        # pickled: a run belongs to the key states of one NFA.
+        self.slot: Any = None
 
     @classmethod
     def start(cls, state: str, version: DeweyNumber = (1,)) -> ComputationState:
@@ -89,6 +94,7 @@ class ComputationState:
         ) = state
         self.order = _NO_START if self.start_event_id is None else self.start_event_id
         self.match = None
+        self.slot = None
 
 
 # The completed-match queue of every key that holds none back: one shared queue that is never

@@ -394,7 +394,9 @@ class NFA:
         first = 0
         decision: Any
         for i, run in enumerate(runs):
-            slot = slots[run.state]
+            slot = run.slot
+            if slot is None:  # a run made without one (a start run, by the search, restored)
+                slot = run.slot = slots[run.state]
             if slot.epoch == epoch:
                 decision = slot.decision
             elif slot.per_run:
@@ -498,7 +500,7 @@ class NFA:
 
     def _plan(self, name: str, decision: tuple[Any, ...], keeps_paths: bool) -> Any:
         """``decision``'s plan for runs in state ``name`` (see ``flowcep.nfa.plans``)."""
-        return compile_plan(decision, name, self.states[name].is_start, self._kinds, keeps_paths)
+        return compile_plan(decision, name, self.states[name].is_start, self._kinds, keeps_paths, self._slots)
 
     def _decide(
         self,

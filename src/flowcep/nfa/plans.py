@@ -48,9 +48,15 @@ _FIELDS: tuple[str, ...] = ComputationState.__slots__
 
 
 def compile_plan(
-    decision: tuple[Any, ...], state_name: str, is_start: bool, kinds: dict[str, str], keeps_paths: bool
+    decision: tuple[Any, ...],
+    state_name: str,
+    is_start: bool,
+    kinds: dict[str, str],
+    keeps_paths: bool,
+    slots: dict[str, Any],
 ) -> Plan:
-    """The plan of ``decision`` for a run in state ``state_name`` (see the module docstring)."""
+    """The plan of ``decision`` for a run in state ``state_name`` (see the module docstring);
+    ``slots`` gives each new run the decision slot of its state (``NFA._slots``)."""
     edges, total_takes, total_ignores, finals = decision[:4]
     lines = [
         "def plan(run, handle, buffer, state, partial, potential):",
@@ -67,13 +73,21 @@ def compile_plan(
     registered = False
     hands_over = False  # whether some TAKE edge takes over the run's lock (when it has an entry)
 
-    def new_run(var: str, *fields: str) -> None:
+    slot_vars: dict[str, str] = {}  # state name -> the name its slot is bound to
+
+    def new_run(var: str, state: str, *fields: str) -> None:
+        """``var``: a new run in ``state`` with the other ``fields`` and the state's slot."""
+        slot_var = slot_vars.get(state)
+        if slot_var is None:
+            slot_var = slot_vars[state] = f"slot{len(slot_vars)}"
+            names[slot_var] = slots[state]
+        fields = (repr(state), *fields, slot_var)
         assert len(fields) == len(_FIELDS)
         lines.append(f"    {var} = new(CS)")
         lines.extend(f"    {var}.{attr} = {value}" for attr, value in zip(_FIELDS, fields))
 
     for i, edge in enumerate(edges):
-        action, target, page = edge[0], repr(edge[2]), repr(edge[4])  # state names: str literals
+        action, target, page = edge[0], edge[2], repr(edge[4])  # (the page as a str literal)
         var = f"r{i}"
         if action == _IGNORE:
             if is_start:
@@ -145,7 +159,7 @@ def compile_plan(
                 made.append((var, kinds[edge[2]]))
                 var = f"q{i}"
                 new_run(
-                    var, repr(final), f"e{i}", f"n{i}", start[0], "timestamp", start[1], start[2], f"m{i}"
+                    var, final, f"e{i}", f"n{i}", start[0], "timestamp", start[1], start[2], f"m{i}"
                 )
                 if keeps_paths:
                     lines.append(f"    buffer.lock_node(e{i}, n{i})")
@@ -154,7 +168,7 @@ def compile_plan(
         made.append((var, kinds[edge[2]]))
     if is_start:
         version = _increased("version", self_state(total_ignores, total_takes))
-        new_run("rs", repr(state_name), "None", version, "-1", "-1", "None", "NO_START", "None")
+        new_run("rs", state_name, "None", version, "-1", "-1", "None", "NO_START", "None")
         made.append(("rs", kinds[state_name]))
     if keeps_paths and not hands_over:
         # no TAKE took the run's lock over: release it
