@@ -56,6 +56,7 @@ LONG_MAX: Final = ~LONG_MIN
 
 _ON_ERROR: Final = ("raise", "side_output")
 _UNKNOWN: Final = object()  # "next deadline not known, recompute it"
+_SEQ: Final = _op.attrgetter("seq")  # a key state's order of first appearance
 _EVENT_TIME: Final = "event-time"
 _PROCESSING_TIME: Final = "processing-time"
 
@@ -599,18 +600,26 @@ class CepOperator:
         """The keys due at ``limit`` (None: all), off the heap, in Flink's timer order: by the
         key's earliest due timer, ties by first appearance. A key is scheduled at that timer
         (its first buffered time, or window timer in event time), so the order is that of
-        ``(due, seq)`` pairs, compared without a Python key function."""
+        ``(due, seq)`` pairs: the heap gives the due times in order, and the keys of each are
+        sorted by ``seq`` (by a key function: for 100,000 keys, one in ten out of place, half
+        the time of sorting ``(due, seq, key)`` tuples on PyPy, a fifth on CPython)."""
         dues = self._dues
         due_keys = self._due_keys
-        due: list[tuple[int, int, _KeyState]] = []
+        due: list[_KeyState] = []
         while dues and (limit is None or dues[0] <= limit):
             at = heapq.heappop(dues)
+            keys = []
             for ks in due_keys.pop(at):
                 if ks.due == at:  # (then None: a key listed twice at one time leaves once)
                     ks.due = None
-                    due.append((at, ks.seq, ks))
-        due.sort()  # seq is unique: the keys themselves are never compared
-        return [ks for _, _, ks in due]
+                    keys.append(ks)
+            if len(keys) > 1:
+                keys.sort(key=_SEQ)
+            if due:
+                due += keys
+            else:
+                due = keys
+        return due
 
     def _fire(self, watermark: int, out: list[Output]) -> None:
         """Run every key that has buffered elements or timeouts due at ``watermark``."""
