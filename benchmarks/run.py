@@ -276,11 +276,13 @@ def main(argv: list[str] | None = None) -> int:
             under_pypy = row["pypy"]
             if under_pypy is not None and under_pypy.get("cpu_seconds") and theirs.get("cpu_seconds"):
                 row["pypy_per_core_ratio"] = theirs["cpu_seconds"] / under_pypy["cpu_seconds"]
+            if under_pypy is not None and under_pypy.get("cpu_seconds") and theirs.get("cep_thread_cpu_seconds"):
+                row["pypy_cep_thread_ratio"] = theirs["cep_thread_cpu_seconds"] / under_pypy["cpu_seconds"]
         rows.append(row)
     header = (
         f"{'workload':8} {'events':>9} {'matches':>9} {'timeouts':>9} {'flowcep ev/s':>13} {'Flink ev/s':>11} "
         f"{'ratio':>6} {'Flink cores':>11} {'per core':>8} {'CEP thread':>10} "
-        f"{'PyPy ev/s':>10} {'ratio':>6} {'per core':>8} {'equal':>5} {'peak MB':>8}"
+        f"{'PyPy ev/s':>10} {'ratio':>6} {'per core':>8} {'CEP thread':>10} {'equal':>5} {'peak MB':>8}"
     )
     print(header)
     print("-" * len(header))
@@ -295,14 +297,14 @@ def main(argv: list[str] | None = None) -> int:
             f"{'n/a' if cores is None else f'{cores:.2f}':>11} {_ratio(row.get('per_core_ratio')):>8} "
             f"{_ratio(row.get('cep_thread_ratio')):>10} "
             f"{_fmt(under_pypy['events_per_s'] if under_pypy else None):>10} {_ratio(row.get('pypy_ratio')):>6} "
-            f"{_ratio(row.get('pypy_per_core_ratio')):>8} "
+            f"{_ratio(row.get('pypy_per_core_ratio')):>8} {_ratio(row.get('pypy_cep_thread_ratio')):>10} "
             f"{str(row.get('matches_equal', 'n/a')):>5} {ours['peak_rss_mb']:>8.0f}"
         )
     print(
         "ratio: events/s over wall time; Flink cores: the CPU time of Flink's whole JVM over the timed "
         "interval, in cores; per core: flowcep's events per CPU second over Flink's (whole JVM); "
         "CEP thread: the same against the CPU time of Flink's CEP task thread alone; PyPy: flowcep "
-        "under PyPy, its ratio over wall time and per core",
+        "under PyPy, its ratio over wall time, per core and against the CEP thread",
         file=sys.stderr,
     )
     out = Path(args.out)
