@@ -734,7 +734,16 @@ class CepOperator:
             deadline = ks.deadline = self.nfa.next_deadline(state)
         if (deadline is not None and deadline <= t) or state.completed_matches.queue:
             self._advance(ks, t, out)
-        if self._sort_key is not None and len(elements) > 1:
+        if len(elements) == 1:
+            # the usual case, without a loop (on PyPy a loop of one turn splits the trace) and
+            # without _feed's call: what _feed does for one element
+            try:
+                self._feed_event(ks, elements[0], t, out)
+            except BaseException:
+                del elements[:1]
+                raise
+            return
+        if self._sort_key is not None:
             elements.sort(key=self._sort_key)
         self._feed(ks, elements, t, out)
 
@@ -770,15 +779,8 @@ class CepOperator:
 
         A condition error makes a bad record. Any other exception propagates (as it fails a Flink
         job), after removing the elements it consumed, the failing one included, from ``elements``.
+        (``_fire_time`` does this itself for a single element, the usual case.)
         """
-        if len(elements) == 1:
-            # the usual case, without a loop: on PyPy a loop of one turn splits the trace
-            try:
-                self._feed_event(ks, elements[0], timestamp, out)
-            except BaseException:
-                del elements[:1]
-                raise
-            return
         i = 0
         try:
             for event in elements:
@@ -861,7 +863,7 @@ class CepOperator:
         try:
             self._advance(ks, now, out)
             ks.buffer.advance_time(now)
-            self._feed(ks, [event], now, out)
+            self._feed_event(ks, event, now, out)
         finally:
             if ks.state.is_empty() and self._keys.get(key) is ks:
                 del self._keys[key]
