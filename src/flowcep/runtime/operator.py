@@ -743,8 +743,6 @@ class CepOperator:
                 del elements[:1]
                 raise
             return
-        if self._sort_key is not None:
-            elements.sort(key=self._sort_key)
         self._feed(ks, elements, t, out)
 
     def _advance(self, ks: _KeyState, timestamp: int, out: list[Output]) -> None:
@@ -775,12 +773,14 @@ class CepOperator:
                 out.append(make_output(TIMEOUT, key, partial, at))
 
     def _feed(self, ks: _KeyState, elements: list[Any], timestamp: int, out: list[Output]) -> None:
-        """Process ``elements`` at ``timestamp``.
+        """Process ``elements`` at ``timestamp``, in the comparator's order if there is one.
 
         A condition error makes a bad record. Any other exception propagates (as it fails a Flink
         job), after removing the elements it consumed, the failing one included, from ``elements``.
         (``_fire_time`` does this itself for a single element, the usual case.)
         """
+        if self._sort_key is not None and len(elements) > 1:
+            elements.sort(key=self._sort_key)
         i = 0
         try:
             for event in elements:
@@ -888,16 +888,12 @@ class CepOperator:
     def _drain_processing_time(self, ks: _KeyState, out: list[Output]) -> None:
         times = ks.times
         pending = ks.pending
-        sort_key = self._sort_key
         done = 0
         try:
             while done < len(times):
                 t = times[done]
                 self._advance(ks, t, out)
-                elements = pending[done]
-                if sort_key is not None and len(elements) > 1:
-                    elements.sort(key=sort_key)
-                self._feed(ks, elements, t, out)
+                self._feed(ks, pending[done], t, out)
                 done += 1
         except BaseException:
             if done < len(times) and not pending[done]:  # its elements were all consumed
