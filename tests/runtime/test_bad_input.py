@@ -293,3 +293,15 @@ def test_an_interrupting_element_is_consumed_but_not_the_next_of_its_timestamp()
     with pytest.raises(Interrupt):
         op.process_element(Ev("x", 3))
     assert brief(op.flush()) == [("match", "k", "a1 b2", 2)]
+
+
+def test_in_processing_time_an_interrupting_element_is_consumed_and_the_next_call_goes_on() -> None:
+    clock = [1]
+    op = operator(interrupting_ab(), processing_time=True, clock=lambda: clock[0], comparator=lambda x, y: 0)
+    op.process_element(Ev("a", 0))
+    clock[0] = 2
+    op.process_element(Ev("boom", 0))  # releases a (millisecond 1); boom waits for 3
+    clock[0] = 3
+    with pytest.raises(Interrupt):
+        op.process_element(Ev("b", 0))  # releases boom; b waits for 4
+    assert brief(op.flush()) == [("match", "k", "a0 b0", 3)]

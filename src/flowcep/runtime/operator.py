@@ -851,11 +851,13 @@ class CepOperator:
                 self._bad(event, None, now, f"key extractor failed: {_exc_text(exc)}", STAGE_KEY, exc, out)
                 return
         if self._sort_key is not None:
-            self._fire_processing_time(now, out)
+            # buffered before the release of earlier milliseconds (it is due at now + 1 only),
+            # so that an exception there does not lose it, as in event time
             ks = self._keys.get(key)
             if ks is None:
                 ks = self._new_key(key)
             self._buffer(ks, event, now)
+            self._fire_processing_time(now, out)
             return
         ks = self._keys.get(key)
         if ks is None:
@@ -877,7 +879,7 @@ class CepOperator:
         done = 0
         try:
             for ks in due:
-                self._drain_processing_time(ks, out)
+                self._drain_processing_time(ks, now, out)
                 done += 1
         except BaseException:
             for ks in due[done + 1 :]:
@@ -885,18 +887,20 @@ class CepOperator:
             self._resume = True
             raise
 
-    def _drain_processing_time(self, ks: _KeyState, out: list[Output]) -> None:
+    def _drain_processing_time(self, ks: _KeyState, now: int | None, out: list[Output]) -> None:
+        """Process the key's elements of the milliseconds before ``now`` (None: all)."""
         times = ks.times
         pending = ks.pending
+        n = len(times) if now is None else bisect_left(times, now)  # (the element at now waits)
         done = 0
         try:
-            while done < len(times):
+            while done < n:
                 t = times[done]
                 self._advance(ks, t, out)
                 self._feed(ks, pending[done], t, out)
                 done += 1
         except BaseException:
-            if done < len(times) and not pending[done]:  # its elements were all consumed
+            if done < n and not pending[done]:  # its elements were all consumed
                 done += 1
             raise
         finally:
