@@ -102,6 +102,12 @@ def test_an_element_ahead_of_the_watermark_is_kept_for_the_earlier_elements_stil
     assert op.stats()["buffered_events"] == 1
 
 
+def test_stats_count_every_element_buffered_at_one_timestamp() -> None:
+    op = operator(abc_within(10), out_of_orderness=5)
+    op.process_elements([Ev("a", 4), Ev("b", 4), Ev("c", 4), Ev("a", 6)])
+    assert op.stats()["buffered_events"] == 4
+
+
 @settings(max_examples=100, deadline=None)
 @given(
     raw=st.lists(st.tuples(st.sampled_from("abcx"), st.integers(0, 30), st.sampled_from("pqr")), max_size=40),

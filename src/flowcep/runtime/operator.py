@@ -105,6 +105,24 @@ def to_timestamp(value: Any) -> int:
     return value  # type: ignore[no-any-return]
 
 
+class _Several(list):  # type: ignore[type-arg]
+    """The elements a key buffered at one timestamp, when there are more than one: a lone
+    element is buffered as itself (most timestamps hold one), with no list of its own. Private,
+    so an event is never one; empty once its elements were consumed by a firing that failed."""
+
+    __slots__ = ()
+
+
+def _consumed(elements: Any) -> bool:
+    """Whether buffered ``elements`` (a lone element or ``_Several``) were all consumed."""
+    return type(elements) is _Several and not elements
+
+
+def _as_list(elements: Any) -> list[Any]:
+    """Buffered ``elements`` (a lone element or ``_Several``) as a list of their own."""
+    return list(elements) if type(elements) is _Several else [elements]
+
+
 class _KeyState:
     """Everything the operator holds for one key."""
 
@@ -116,9 +134,10 @@ class _KeyState:
         self.state = state
         self.buffer = buffer
         self.times: list[int] = []  # buffered timestamps, ascending
-        # the elements buffered at each of ``times``, in arrival order (a list beside ``times``,
-        # not a dict by timestamp: no hashing per element, one object per key less)
-        self.pending: list[list[Any]] = []
+        # the elements buffered at each of ``times``, in arrival order: the element itself, or
+        # ``_Several`` of them (a list beside ``times``, not a dict by timestamp: no hashing per
+        # element, one object per key less; no list per element)
+        self.pending: list[Any] = []
         self.due: int | None = None  # when the key is scheduled (None: not scheduled)
         # window timers, ascending: Flink 2.3 registers one at ts + window after an element at ts
         # (> 0) started a partial match; a key is only advanced when one of its timers fires
@@ -346,12 +365,12 @@ class CepOperator:
                     times = ks.times
                     if not times or ts > times[-1]:
                         times.append(ts)
-                        ks.pending.append([event])
+                        ks.pending.append(event)
                         due = ks.due
                         if due is None or ts < due:
                             self._push_entry(ks, ts)
                     elif ts == times[-1]:
-                        ks.pending[-1].append(event)
+                        _add(ks.pending, len(times) - 1, event)
                     else:
                         self._buffer(ks, event, ts)
             if watermark > current:
@@ -432,7 +451,7 @@ class CepOperator:
             partial += ks.state.partial_match_count()
             entries += self.nfa.held_entries(ks.buffer, ks.state)
             for elements in ks.pending:
-                buffered += len(elements)
+                buffered += len(elements) if type(elements) is _Several else 1
         return {
             "events_in": self.events_in,
             "late": self.late,
@@ -459,7 +478,7 @@ class CepOperator:
                 # a buffer that keeps no paths (shared by all keys, below): the runs' partial
                 # matches instead
                 ks.buffer if self._pathless is None else None,
-                [(t, list(elements)) for t, elements in zip(ks.times, ks.pending)],
+                [(t, _as_list(elements)) for t, elements in zip(ks.times, ks.pending)],
                 None if self._pathless is None else self.nfa.run_matches(ks.buffer, ks.state),
             )
             for ks in self._keys.values()
@@ -520,7 +539,7 @@ class CepOperator:
             ks.timers = list(timers)
             for t, elements in queue:
                 ks.times.append(t)
-                ks.pending.append(elements)
+                ks.pending.append(elements[0] if len(elements) == 1 else _Several(elements))
             self._keys[key] = ks
             if not self.processing_time or self._sort_key is not None:
                 self._schedule(ks)
@@ -540,10 +559,10 @@ class CepOperator:
         times = ks.times
         at = bisect_left(times, ts)
         if at < len(times) and times[at] == ts:
-            ks.pending[at].append(event)
+            _add(ks.pending, at, event)
             return
         times.insert(at, ts)
-        ks.pending.insert(at, [event])
+        ks.pending.insert(at, event)
         due = ks.due
         if self.processing_time:
             due_at = ts + 1  # the processing-time timer of a millisecond fires once the clock passed it
@@ -680,11 +699,11 @@ class CepOperator:
         try:
             if n == 1:
                 # the usual case, without a loop: on PyPy a loop of one turn splits the trace
-                self._fire_time(ks, times[0], pending[0], out)
+                self._fire_time(ks, 0, out)
                 done = 1
             else:
                 while done < n:
-                    self._fire_time(ks, times[done], pending[done], out)
+                    self._fire_time(ks, done, out)
                     done += 1
             # also when the last buffered timestamp is the watermark: a run that left a proceed
             # edge by ignoring the event keeps its older previous timestamp and may be due now
@@ -694,7 +713,7 @@ class CepOperator:
             if (deadline is not None and deadline <= watermark) or state.completed_matches.queue:
                 self._advance(ks, watermark, out)
         except BaseException:
-            if done < n and not pending[done]:  # its elements were all consumed
+            if done < n and _consumed(pending[done]):
                 done += 1
             raise
         finally:
@@ -723,9 +742,11 @@ class CepOperator:
             else:
                 ks.due = None
 
-    def _fire_time(self, ks: _KeyState, t: int, elements: list[Any], out: list[Output]) -> None:
-        """Process the key's ``elements`` buffered at ``t``, after timing out what ``t`` ends
-        (the caller drops them from the key's pending elements)."""
+    def _fire_time(self, ks: _KeyState, at: int, out: list[Output]) -> None:
+        """Process the key's elements of its ``at``-th buffered timestamp, after timing out what
+        that time ends (the caller drops them from the key's pending elements; one that raises is
+        consumed, see ``_feed``)."""
+        t = ks.times[at]
         state = ks.state
         # _advance's own test, first without the call: most timestamps time nothing out (the
         # key's next deadline, computed here once its runs changed)
@@ -734,16 +755,17 @@ class CepOperator:
             deadline = ks.deadline = self.nfa.next_deadline(state)
         if (deadline is not None and deadline <= t) or state.completed_matches.queue:
             self._advance(ks, t, out)
-        if len(elements) == 1:
-            # the usual case, without a loop (on PyPy a loop of one turn splits the trace) and
-            # without _feed's call: what _feed does for one element
-            try:
-                self._feed_event(ks, elements[0], t, out)
-            except BaseException:
-                del elements[:1]
-                raise
+        elements = ks.pending[at]
+        if type(elements) is _Several:
+            self._feed(ks, elements, t, out)
             return
-        self._feed(ks, elements, t, out)
+        # the usual case, a lone element: without a loop (on PyPy a loop of one turn splits the
+        # trace) and without _feed's call
+        try:
+            self._feed_event(ks, elements, t, out)
+        except BaseException:
+            ks.pending[at] = _Several()  # consumed
+            raise
 
     def _advance(self, ks: _KeyState, timestamp: int, out: list[Output]) -> None:
         """``advance_time`` unless no run can time out by ``timestamp`` and no match is held back
@@ -772,12 +794,12 @@ class CepOperator:
             for partial, at in timed_out:
                 out.append(make_output(TIMEOUT, key, partial, at))
 
-    def _feed(self, ks: _KeyState, elements: list[Any], timestamp: int, out: list[Output]) -> None:
+    def _feed(self, ks: _KeyState, elements: _Several, timestamp: int, out: list[Output]) -> None:
         """Process ``elements`` at ``timestamp``, in the comparator's order if there is one.
 
         A condition error makes a bad record. Any other exception propagates (as it fails a Flink
         job), after removing the elements it consumed, the failing one included, from ``elements``.
-        (``_fire_time`` does this itself for a single element, the usual case.)
+        (``_fire_time`` does this itself for a lone element, the usual case.)
         """
         if self._sort_key is not None and len(elements) > 1:
             elements.sort(key=self._sort_key)
@@ -895,12 +917,10 @@ class CepOperator:
         done = 0
         try:
             while done < n:
-                t = times[done]
-                self._advance(ks, t, out)
-                self._feed(ks, pending[done], t, out)
+                self._fire_time(ks, done, out)
                 done += 1
         except BaseException:
-            if done < n and not pending[done]:  # its elements were all consumed
+            if done < n and _consumed(pending[done]):
                 done += 1
             raise
         finally:
@@ -934,6 +954,15 @@ class CepOperator:
         errors, self._errors = self._errors, []
         bad, key, cause = errors[0]
         raise BadRecordError(bad, key, out, [b for b, _, _ in errors]) from cause
+
+
+def _add(pending: list[Any], at: int, event: Any) -> None:
+    """Buffer ``event`` beside the elements of a key's ``at``-th timestamp."""
+    elements = pending[at]
+    if type(elements) is _Several:
+        elements.append(event)
+    else:
+        pending[at] = _Several((elements, event))
 
 
 def _count_through(times: list[int], t: int) -> int:
