@@ -110,7 +110,7 @@ class NFAState(JavaPriorityQueue):
     many keys, one object per key less for the garbage collector to walk (W5: about 8 % less time).
     """
 
-    __slots__ = ("completed_matches", "new_start_partial_match")
+    __slots__ = ("completed_matches", "new_start_partial_match", "runs_changed")
 
     def __init__(self, runs: list[ComputationState] | None = None) -> None:
         super().__init__(runs or ())
@@ -118,6 +118,9 @@ class NFAState(JavaPriorityQueue):
         # Flink's flag: a start run took an event with a timestamp > 0 (the operator then
         # registers a window timer); the operator resets it, it is not part of snapshots
         self.new_start_partial_match = False
+        # ``NFA.process`` changed the partial runs (the queue keeps its list); reset by the
+        # operator, which keeps the key's next timeout until then; not part of snapshots
+        self.runs_changed = False
 
     @property
     def partial_matches(self) -> JavaPriorityQueue:
@@ -147,6 +150,7 @@ class NFAState(JavaPriorityQueue):
         self.queue, completed = state
         self.completed_matches = NO_COMPLETED_MATCHES if completed is None else completed
         self.new_start_partial_match = False
+        self.runs_changed = False
 
     def __repr__(self) -> str:
         return f"NFAState(partial={list(self.queue)}, completed={list(self.completed_matches)})"

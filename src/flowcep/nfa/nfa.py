@@ -436,15 +436,19 @@ class NFA:
             handle.event_id = None
         try:
             # Phase 2: apply. The unchanged runs before the first change keep their places; the
-            # state, a queue itself, collects the new partial runs (``runs`` keeps the old ones).
+            # runs from there on are taken out (``tail``) and the state, a queue itself, collects
+            # the new partial runs in the list it has (not a new one: on W5 the new list outlived
+            # PyPy's nursery, PyPy -4 % time).
             kinds = self._kinds
             new_partial = state
-            state.queue = runs[:first]
+            tail = runs[first:]
+            del runs[first:]
+            state.runs_changed = True
             potential = self._potential
             potential.queue = []
             pathless = 0 if buffer.keeps_paths else 1  # which of a decision's plans
             use_plans = self.plans_enabled
-            for run, planned_decision in zip(runs[first:], decisions):  # equal lengths
+            for run, planned_decision in zip(tail, decisions):  # equal lengths
                 if planned_decision is None:
                     new_partial.add(run)
                     continue

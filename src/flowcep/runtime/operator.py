@@ -815,7 +815,6 @@ class CepOperator:
     def _feed_event(self, ks: _KeyState, event: Any, timestamp: int, out: list[Output]) -> None:
         """Process one element (see ``_feed``): its matches, its window timer, its bad record."""
         state = ks.state
-        runs = state.queue  # replaced by process when any run changes
         try:
             matches = self.nfa.process(ks.buffer, state, event, timestamp)
         except ConditionError as exc:
@@ -829,7 +828,8 @@ class CepOperator:
         except BaseException:
             ks.deadline = _UNKNOWN
             raise
-        if state.queue is not runs:
+        if state.runs_changed:
+            state.runs_changed = False
             ks.deadline = _UNKNOWN
         window_time = self._window_timer  # 0: no window timers
         if window_time and state.new_start_partial_match:
