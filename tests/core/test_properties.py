@@ -501,6 +501,19 @@ def test_decisions_shared_by_the_runs_of_a_state_are_what_each_run_decides(spec,
 
 
 @SETTINGS
+@given(pattern_specs())
+def test_no_edge_but_its_ignore_loop_reaches_a_start_state(spec):
+    """So a run in a start state is a start run without events, which a plan updates in place
+    (flowcep.nfa.plans): every other state is made before the start state and points at states
+    made before it or at itself."""
+    _, nfa = compile_or_reject(spec)
+    for state in nfa.raw_states:
+        for t in state.transitions:
+            if t.target.is_start:
+                assert t.source is t.target and t.action.name == "IGNORE", (state.name, t.action)
+
+
+@SETTINGS
 @given(pattern_specs(), event_streams, st.booleans())
 def test_decision_plans_do_what_compute_next_states_does(spec, evs, keeps_paths):
     """A precompiled decision's generated plan (flowcep.nfa.plans) leaves the key exactly as

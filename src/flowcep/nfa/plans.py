@@ -11,8 +11,9 @@ made by searching); a property test runs both on random patterns and streams.
 
 A plan is ``plan(run, handle, buffer, state, partial, potential)``: it adds the new runs to the
 queues ``partial`` and ``potential`` exactly as ``NFA.process`` does with the runs
-``_compute_next_states`` returns, with the same shared-buffer calls in the same order. The
-variant for a ``PathlessBuffer`` leaves out the buffer calls that do nothing there.
+``_compute_next_states`` returns, with the same shared-buffer calls in the same order (the start
+run it would make anew is the start run it had, with the new version). The variant for a
+``PathlessBuffer`` leaves out the buffer calls that do nothing there.
 """
 
 from __future__ import annotations
@@ -167,8 +168,13 @@ def compile_plan(
                 continue
         made.append((var, kinds[edge[2]]))
     if is_start:
+        # Flink makes a new start run with the next version. A run in a start state is always a
+        # start run without events (only the start state's own IGNORE loop leads back to it, and
+        # start runs skip it: test_no_edge_but_its_ignore_loop_reaches_a_start_state), and the
+        # key's queue is its only holder: it takes the version itself instead (on W5 every new
+        # start run outlived PyPy's nursery).
         version = _increased("version", self_state(total_ignores, total_takes))
-        new_run("rs", state_name, "None", version, "-1", "-1", "None", "NO_START", "None")
+        lines += [f"    run.version = {version}", "    rs = run"]
         made.append(("rs", kinds[state_name]))
     if keeps_paths and not hands_over:
         # no TAKE took the run's lock over: release it
