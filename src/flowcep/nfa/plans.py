@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from flowcep.nfa.codegen import generated
-from flowcep.nfa.computation_state import _NO_START, ComputationState
+from flowcep.nfa.computation_state import ComputationState
 
 Plan = Callable[..., None]
 
@@ -64,7 +64,7 @@ def compile_plan(
         "    version = run.version",
         "    previous_entry = run.previous_entry",
     ]
-    names: dict[str, Any] = {"new": object.__new__, "CS": ComputationState, "NO_START": _NO_START}
+    names: dict[str, Any] = {"new": object.__new__, "CS": ComputationState}
     names["NO_EVENTS"] = NO_EVENTS
     if total_takes:
         lines += ["    timestamp = handle.timestamp", "    event = handle.event", "    match = run.match"]
