@@ -201,6 +201,18 @@ def test_the_comparator_sort_is_stable() -> None:
     assert [o.value["b"][0].value for o in outputs] == [2]
 
 
+def test_a_comparator_orders_equal_timestamps_behind_an_earlier_buffered_one() -> None:
+    pattern = Pattern.begin("a").where(is_("a")).next("b").where(is_("b"))
+
+    def by_name(x: Ev, y: Ev) -> int:
+        return (x.name > y.name) - (x.name < y.name)
+
+    op = operator(pattern, out_of_orderness=None, comparator=by_name)
+    for e in [Ev("x", 1), Ev("b", 2), Ev("a", 2), Ev("b", 3)]:  # all buffered until the watermark
+        assert op.process_element(e) == []
+    assert brief(op.process_watermark(10)) == [("match", "k", "a2 b2", 2)]
+
+
 def test_without_out_of_orderness_only_explicit_watermarks_release_elements() -> None:
     op = operator(abc_within(10), out_of_orderness=None)
     for e in events("a1 b2 c4 x9"):
