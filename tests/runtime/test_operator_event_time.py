@@ -380,6 +380,25 @@ def test_next_deadline_is_the_first_buffered_timestamp_or_the_next_timeout() -> 
     assert op.next_deadline() == 7
 
 
+def test_a_window_timer_that_fired_is_no_deadline_any_more() -> None:
+    op = operator(ab_within(10), out_of_orderness=None)
+    op.process_element(Ev("a", 1))
+    op.process_watermark(1)  # a1 starts a partial match: a window timer at 11
+    op.process_element(Ev("x", 50))
+    assert op.next_deadline() == 11
+    assert brief(op.process_watermark(11)) == [("timeout", "k", "a1", 11)]
+    assert op.next_deadline() == 50
+
+
+def test_a_window_timer_registered_behind_the_watermark_is_no_deadline() -> None:
+    op = operator(ab_within(10), out_of_orderness=None)
+    op.process_element(Ev("a", 1))
+    op.process_element(Ev("x", 150))
+    # a1 registers its window timer (11) while the watermark is 100: it fires at once
+    assert brief(op.process_watermark(100)) == [("timeout", "k", "a1", 11)]
+    assert op.next_deadline() == 150
+
+
 def test_a_key_scheduled_earlier_and_then_dropped_leaves_no_deadline_behind() -> None:
     # the partial match a1 schedules the key at its timeout (11); b5 schedules it earlier (5),
     # completes the match and empties the key: nothing is due at 11 any more
