@@ -339,6 +339,16 @@ def test_keys_with_equal_first_timestamps_run_in_order_of_first_appearance() -> 
     assert brief(op.process_watermark(8)) == [("match", "p", "a1 b2", 2), ("match", "q", "a1 b3", 3)]
 
 
+def test_the_keys_of_one_due_time_are_sorted_by_first_appearance_as_ints_or_by_key() -> None:
+    from flowcep.runtime.operator import _KeyState, _sorted_by_seq  # (PyPy's way, also here)
+
+    rnd = random.Random(3)
+    keys = [_KeyState(f"k{i}", seq, None, None) for i, seq in enumerate(rnd.sample(range(10_000), 1_000))]
+    expected = sorted(keys, key=lambda ks: ks.seq)
+    assert _sorted_by_seq(list(keys), 10_000) == expected
+    assert _sorted_by_seq(list(keys), 1 << 62) == expected  # seq and place need more than 62 bits
+
+
 def test_keys_run_in_the_order_of_their_earliest_due_timer() -> None:
     # Flink 2.3's CepOperator registers timers only at buffered timestamps and at ts + window
     # (no timer at watermark + 1, as older versions had): q's element timer at 3 fires before

@@ -21,6 +21,7 @@ import functools
 import heapq
 import math
 import operator as _op
+import sys
 import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Hashable, Iterable
@@ -57,6 +58,11 @@ LONG_MAX: Final = ~LONG_MIN
 _ON_ERROR: Final = ("raise", "side_output")
 _UNKNOWN: Final = object()  # "next deadline not known, recompute it"
 _SEQ: Final = _op.attrgetter("seq")  # a key state's order of first appearance
+# how _pop_due sorts the keys of one due time by ``seq``: PyPy sorts a list of machine ints about
+# six times faster than a list by a key function (100,000 keys, one in ten out of place: 3.6
+# against 22 ms; W5 sorts that many per millisecond of its stream), CPython three times slower
+# (24 against 8 ms), with the Python loops around the sort
+_SORT_AS_INTS: Final = sys.implementation.name == "pypy"
 _EVENT_TIME: Final = "event-time"
 _PROCESSING_TIME: Final = "processing-time"
 
@@ -691,7 +697,10 @@ class CepOperator:
                     ks.due = None
                     keys.append(ks)
             if len(keys) > 1:
-                keys.sort(key=_SEQ)
+                if _SORT_AS_INTS:
+                    keys = _sorted_by_seq(keys, self._next_seq)
+                else:
+                    keys.sort(key=_SEQ)
             if due:
                 due += keys
             else:
@@ -1045,6 +1054,20 @@ class CepOperator:
         errors, self._errors = self._errors, []
         bad, key, cause = errors[0]
         raise BadRecordError(bad, key, out, [b for b, _, _ in errors]) from cause
+
+
+def _sorted_by_seq(keys: list[_KeyState], seq_limit: int) -> list[_KeyState]:
+    """``keys`` (distinct, each ``seq`` below ``seq_limit``) sorted by ``seq``, as a new list: by
+    sorting ints that hold a key's ``seq`` and its place in ``keys``, while they fit in 62 bits
+    (on PyPy a machine int); else ``list.sort`` with a key function, in place."""
+    shift = len(keys).bit_length()
+    if seq_limit << shift >= 1 << 62:
+        keys.sort(key=_SEQ)
+        return keys
+    codes = [ks.seq << shift | i for i, ks in enumerate(keys)]
+    codes.sort()
+    mask = (1 << shift) - 1
+    return [keys[code & mask] for code in codes]
 
 
 def _spill(ks: _KeyState) -> None:
