@@ -56,6 +56,12 @@ LONG_MIN: Final = -(2**63)
 LONG_MAX: Final = ~LONG_MIN
 
 _ON_ERROR: Final = ("raise", "side_output")
+# A key's ``due`` when it is not scheduled: no element or timer is due at LONG_MIN (an element
+# there is late). An int, not None: PyPy keeps a field that only ever held ints unboxed, and a
+# boxed int per scheduling outlived its nursery on W5 (the key is due a millisecond later).
+# Compared with ``is``, cheaper on CPython than ``==``: the field holds this very object when not
+# scheduled (no due time is LONG_MIN), and PyPy compares ints by value anyway.
+_NOT_DUE: Final = LONG_MIN
 _UNKNOWN: Final = object()  # "next deadline not known, recompute it"
 _SEQ: Final = _op.attrgetter("seq")  # a key state's order of first appearance
 # how _pop_due sorts the keys of one due time by ``seq``: PyPy sorts a list of machine ints about
@@ -166,7 +172,7 @@ class _KeyState:
         self.head_ts = 0
         self.times: list[int] | None = None
         self.pending: list[Any] | None = None
-        self.due: int | None = None  # when the key is scheduled (None: not scheduled)
+        self.due = _NOT_DUE  # when the key is scheduled
         # window timers, ascending: Flink 2.3 registers one at ts + window after an element at ts
         # (> 0) started a partial match; a key is only advanced when one of its timers fires
         self.timers: list[int] = []
@@ -395,7 +401,7 @@ class CepOperator:
                         ks.head = event
                         ks.head_ts = ts
                         due = ks.due
-                        if due is None or ts < due:
+                        if due is _NOT_DUE or ts < due:
                             self._push_entry(ks, ts)
                     else:
                         # after the head: the usual cases, a time after the last or equal to it,
@@ -405,7 +411,7 @@ class CepOperator:
                         if ts > last and times is not None:
                             times.append(ts)
                             ks.pending.append(event)  # type: ignore[union-attr]  # (a list with times)
-                            if ks.due is None:  # (a key with buffered elements is scheduled)
+                            if ks.due is _NOT_DUE:  # (a key with buffered elements is scheduled)
                                 self._push_entry(ks, ks.head_ts)
                         elif ts == last and times:
                             _add(ks.pending, len(times) - 1, event)  # type: ignore[arg-type]
@@ -629,7 +635,7 @@ class CepOperator:
             due_at = ts + 1  # the processing-time timer of a millisecond fires once the clock passed it
         else:
             due_at = ts
-        if due is None or due_at < due:
+        if due is _NOT_DUE or due_at < due:
             self._push_entry(ks, due_at)
 
     def _push_entry(self, ks: _KeyState, due: int) -> None:
@@ -654,14 +660,14 @@ class CepOperator:
             if timers and (due is None or timers[0] < due):
                 due = timers[0]
         if due is None:
-            ks.due = None
+            ks.due = _NOT_DUE
         else:
             self._push_entry(ks, due)
 
     def _settle(self, ks: _KeyState) -> None:
         """Drop the key if nothing is pending, else re-index it."""
         if ks.head is _EMPTY and ks.state.is_empty():
-            ks.due = None
+            ks.due = _NOT_DUE
             if self._keys.get(ks.key) is ks:
                 del self._keys[ks.key]
         else:
@@ -693,8 +699,8 @@ class CepOperator:
             at = heapq.heappop(dues)
             keys = []
             for ks in due_keys.pop(at):
-                if ks.due == at:  # (then None: a key listed twice at one time leaves once)
-                    ks.due = None
+                if ks.due == at:  # (then _NOT_DUE: a key listed twice at one time leaves once)
+                    ks.due = _NOT_DUE
                     keys.append(ks)
             if len(keys) > 1:
                 if _SORT_AS_INTS:
@@ -722,7 +728,7 @@ class CepOperator:
             ks = entries[0]
             if ks.due != at:
                 return
-            ks.due = None
+            ks.due = _NOT_DUE
             try:
                 self._fire_key(ks, watermark, out)
             except BaseException:
@@ -831,13 +837,13 @@ class CepOperator:
                 first = ks.head_ts
                 self._push_entry(ks, timers[0] if timers and timers[0] < first else first)
             elif state.is_empty():  # nothing pending: the key goes
-                ks.due = None
+                ks.due = _NOT_DUE
                 if self._keys.get(ks.key) is ks:
                     del self._keys[ks.key]
             elif timers:
                 self._push_entry(ks, timers[0])
             else:
-                ks.due = None
+                ks.due = _NOT_DUE
 
     def _fire_time(self, ks: _KeyState, t: int, pending: list[Any], at: int, out: list[Output]) -> None:
         """Process the key's elements ``pending[at]`` of timestamp ``t`` (its ``at``-th listed),
