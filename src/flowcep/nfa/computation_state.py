@@ -122,6 +122,14 @@ class NFAState(JavaPriorityQueue):
         # operator, which keeps the key's next timeout until then; not part of snapshots
         self.runs_changed = False
 
+    @classmethod
+    def of_start_runs(cls, runs: list[ComputationState]) -> NFAState:
+        """The state of a new key: ``runs``, start runs (their own list), which all sort equal,
+        so that adding them one by one would leave them in this order."""
+        state = cls()
+        state.queue = runs
+        return state
+
     @property
     def partial_matches(self) -> JavaPriorityQueue:
         """The partial runs, in Java's heap order: this queue (the hot path reads ``queue``)."""
