@@ -612,11 +612,7 @@ class CepOperator:
                 ks.head = _Several((head, event))
             return
         else:
-            times = ks.times
-            pending = ks.pending
-            if times is None or pending is None:
-                times = ks.times = []
-                pending = ks.pending = []
+            times, pending = _lists(ks)
             if ts < ks.head_ts:
                 # the element is the new head; the old one goes first in the lists
                 times.insert(0, ks.head_ts)
@@ -1014,10 +1010,7 @@ class CepOperator:
     def _drain_processing_time(self, ks: _KeyState, now: int | None, out: list[Output]) -> None:
         """Process the key's elements of the milliseconds before ``now`` (None: all)."""
         # in the lists alone while it runs (a rare path: processing time with a comparator)
-        _spill(ks)
-        times = ks.times
-        pending = ks.pending
-        assert times is not None and pending is not None  # (_spill made them)
+        times, pending = _spill(ks)
         n = len(times) if now is None else bisect_left(times, now)  # (the element at now waits)
         done = 0
         try:
@@ -1076,16 +1069,25 @@ def _sorted_by_seq(keys: list[_KeyState], seq_limit: int) -> list[_KeyState]:
     return [keys[code & mask] for code in codes]
 
 
-def _spill(ks: _KeyState) -> None:
-    """Move the key's head to the front of its lists (made if it has none): the key's buffered
-    elements are then all in ``times`` and ``pending``, until ``_unspill``."""
-    if ks.times is None or ks.pending is None:
-        ks.times = []
-        ks.pending = []
+def _lists(ks: _KeyState) -> tuple[list[int], list[Any]]:
+    """The key's ``times`` and ``pending``, made if it has none yet."""
+    times = ks.times
+    pending = ks.pending
+    if times is None or pending is None:
+        times = ks.times = []
+        pending = ks.pending = []
+    return times, pending
+
+
+def _spill(ks: _KeyState) -> tuple[list[int], list[Any]]:
+    """Move the key's head to the front of its lists: the key's buffered elements are then all
+    in the lists it returns, ``times`` and ``pending``, until ``_unspill``."""
+    times, pending = _lists(ks)
     if ks.head is not _EMPTY:
-        ks.times.insert(0, ks.head_ts)
-        ks.pending.insert(0, ks.head)
+        times.insert(0, ks.head_ts)
+        pending.insert(0, ks.head)
         ks.head = _EMPTY
+    return times, pending
 
 
 def _unspill(ks: _KeyState) -> None:
