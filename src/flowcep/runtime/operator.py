@@ -693,15 +693,12 @@ class CepOperator:
         due: list[_KeyState] = []
         while dues and (limit is None or dues[0] <= limit):
             at = heapq.heappop(dues)
-            keys = []
-            for ks in due_keys.pop(at):
-                if ks.due == at:  # (then _NOT_DUE: a key listed twice at one time leaves once)
-                    ks.due = _NOT_DUE
-                    keys.append(ks)
-            if len(keys) > 1:
-                if _SORT_AS_INTS:
-                    keys = _sorted_by_seq(keys, self._next_seq)
-                else:
+            listed = due_keys.pop(at)
+            if _SORT_AS_INTS and len(listed) > 1:
+                keys = _due_by_seq(listed, at, self._next_seq)
+            else:
+                keys = _due_at(listed, at)
+                if len(keys) > 1:
                     keys.sort(key=_SEQ)
             if due:
                 due += keys
@@ -1055,18 +1052,36 @@ class CepOperator:
         raise BadRecordError(bad, key, out, [b for b, _, _ in errors]) from cause
 
 
-def _sorted_by_seq(keys: list[_KeyState], seq_limit: int) -> list[_KeyState]:
-    """``keys`` (distinct, each ``seq`` below ``seq_limit``) sorted by ``seq``, as a new list: by
-    sorting ints that hold a key's ``seq`` and its place in ``keys``, while they fit in 62 bits
-    (on PyPy a machine int); else ``list.sort`` with a key function, in place."""
-    shift = len(keys).bit_length()
+def _due_at(listed: list[_KeyState], at: int) -> list[_KeyState]:
+    """The keys ``listed`` at ``at`` that are due then, in listed order, each once (a key
+    listed twice at one time leaves once: its ``due`` is reset)."""
+    keys = []
+    for ks in listed:
+        if ks.due == at:
+            ks.due = _NOT_DUE
+            keys.append(ks)
+    return keys
+
+
+def _due_by_seq(listed: list[_KeyState], at: int, seq_limit: int) -> list[_KeyState]:
+    """The keys ``listed`` at ``at`` that are due then (each once, ``due`` reset), sorted by
+    ``seq`` (each below ``seq_limit``), as a new list: by sorting ints that hold a key's ``seq``
+    and its place in ``listed``, made in the pass that checks ``due`` (with 100,000 keys a second
+    pass to read ``seq`` is a second cache miss per key), while they fit in 62 bits (on PyPy a
+    machine int); else by ``list.sort`` with a key function."""
+    shift = len(listed).bit_length()
     if seq_limit << shift >= 1 << 62:
+        keys = _due_at(listed, at)
         keys.sort(key=_SEQ)
         return keys
-    codes = [ks.seq << shift | i for i, ks in enumerate(keys)]
+    codes = []
+    for i, ks in enumerate(listed):
+        if ks.due == at:
+            ks.due = _NOT_DUE
+            codes.append(ks.seq << shift | i)
     codes.sort()
     mask = (1 << shift) - 1
-    return [keys[code & mask] for code in codes]
+    return [listed[code & mask] for code in codes]
 
 
 def _lists(ks: _KeyState) -> tuple[list[int], list[Any]]:
