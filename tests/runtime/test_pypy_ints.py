@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from flowcep.nfa.computation_state import _NO_START
+from flowcep.nfa.computation_state import NO_START
 from flowcep.runtime import LONG_MAX, LONG_MIN
 
 from .support import abc_within, events, operator, run
@@ -32,7 +32,7 @@ def test_the_bounds_of_flink_timestamps_are_machine_sized_ints() -> None:
     assert representation(2**63 - 1).startswith("<W_LongObject")  # what LONG_MAX must not be
     assert LONG_MAX == 2**63 - 1 and representation(LONG_MAX).startswith("<W_IntObject")
     assert LONG_MIN == -(2**63) and representation(LONG_MIN).startswith("<W_IntObject")
-    assert _NO_START[0] == 2**63 - 1 and representation(_NO_START[0]).startswith("<W_IntObject")
+    assert NO_START[0] == 2**63 - 1 and representation(NO_START[0]).startswith("<W_IntObject")
 
 
 @pypy_only

@@ -9,54 +9,70 @@ from flowcep.nfa.heap import JavaPriorityQueue
 
 # Runs without a start event (the start run) sort last, like Flink's Long.MAX_VALUE (written
 # ~-(2**63): on PyPy 2**63 - 1 is a big-int object, slower to compare; see runtime.LONG_MAX).
-_NO_START = (~-(2**63), 2**31 - 1)
+NO_START = (~-(2**63), 2**31 - 1)
 
 
 class ComputationState:
-    """One partial match: where it is, its version, and what it took last."""
+    """One partial match: where it is, its version, and what it took last.
 
-    __slots__ = (
-        "state",
-        "previous_entry",
-        "version",
-        "start_timestamp",
-        "previous_timestamp",
-        "start_event_id",
-        "order",
-        "match",
-        "slot",
-    )
+    Five fields, so that PyPy keeps a run in one object (an instance of more than five keeps the
+    rest in a second one). Flink's other fields follow from these: the start timestamp and
+    start event from ``order`` (a run's start event id, whose first part is its timestamp), the
+    previous timestamp from ``previous_entry`` (the node of the last event taken, whose id's
+    first part is that event's timestamp), the state's name from ``slot``.
+    """
+
+    __slots__ = ("slot", "previous_entry", "version", "order", "match")
 
     def __init__(
         self,
         state: str,
         previous_entry: Any,
         version: DeweyNumber,
-        start_timestamp: int,
-        previous_timestamp: int,
         start_event_id: Any,
     ) -> None:
-        self.state = state
+        # the run's state: its name, or once the NFA has seen the run the state's _DecisionSlot
+        # (how the NFA decides for runs in the state: a field read on the hot path instead of a
+        # dict lookup by name; not pickled, a run belongs to the key states of one NFA)
+        self.slot: Any = state
         self.previous_entry = previous_entry
         self.version = version
-        self.start_timestamp = start_timestamp
-        self.previous_timestamp = previous_timestamp
-        self.start_event_id = start_event_id
-        self.order = _NO_START if start_event_id is None else start_event_id
+        # the start event's id, by which the run queue orders runs; start runs sort last
+        self.order = NO_START if start_event_id is None else start_event_id
         # what iterative conditions see: the run's events by step, or how to build them from
         # the run it came from ((parent match, page, event) after a TAKE); None: extract it
         # from the shared buffer. Not pickled with the run: where the key's buffer records the
         # paths it is a cache; where it does not (PathlessBuffer) a snapshot keeps it apart
         # (NFA.run_matches).
         self.match: Any = None
-        # how the NFA decides for runs in this state (its _DecisionSlot; found by name for a run
-        # made without one): a field read on the hot path instead of a dict lookup by name. Not
-        # pickled: a run belongs to the key states of one NFA.
-        self.slot: Any = None
 
     @classmethod
     def start(cls, state: str, version: DeweyNumber = (1,)) -> ComputationState:
-        return cls(state, None, version, -1, -1, None)
+        return cls(state, None, version, None)
+
+    @property
+    def state(self) -> str:
+        """The name of the run's state."""
+        slot = self.slot
+        return slot if slot.__class__ is str else slot.name  # type: ignore[no-any-return]
+
+    @property
+    def start_event_id(self) -> Any:
+        """The id of the run's first event; None for a start run."""
+        order = self.order
+        return None if order is NO_START else order
+
+    @property
+    def start_timestamp(self) -> int:
+        """The timestamp of the run's first event; -1 for a start run."""
+        order = self.order
+        return -1 if order is NO_START else order[0]  # type: ignore[no-any-return]
+
+    @property
+    def previous_timestamp(self) -> int:
+        """The timestamp of the last event the run took; -1 for a start run."""
+        entry = self.previous_entry
+        return -1 if entry is None else entry[0][0]  # type: ignore[no-any-return]
 
     def _key(self) -> tuple[Any, ...]:
         return (
@@ -84,17 +100,10 @@ class ComputationState:
         return self._key()
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        (
-            self.state,
-            self.previous_entry,
-            self.version,
-            self.start_timestamp,
-            self.previous_timestamp,
-            self.start_event_id,
-        ) = state
-        self.order = _NO_START if self.start_event_id is None else self.start_event_id
+        # Flink's six fields (the two timestamps follow from the others)
+        self.slot, self.previous_entry, self.version, _, _, start_event_id = state
+        self.order = NO_START if start_event_id is None else start_event_id
         self.match = None
-        self.slot = None
 
 
 # The completed-match queue of every key that holds none back: one shared queue that is never
@@ -145,7 +154,7 @@ class NFAState(JavaPriorityQueue):
             return False
         # runs are ordered by start event and start runs come last: look at the head only
         runs = self.queue
-        return not runs or runs[0].start_event_id is None
+        return not runs or runs[0].order is NO_START
 
     def partial_match_count(self) -> int:
         return sum(1 for run in self.queue if run.start_event_id is not None)

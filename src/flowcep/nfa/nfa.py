@@ -14,7 +14,7 @@ from typing import Any
 
 from flowcep.nfa.codegen import generated
 from flowcep.nfa.compiler import original_name
-from flowcep.nfa.computation_state import NO_COMPLETED_MATCHES, ComputationState, NFAState
+from flowcep.nfa.computation_state import NO_COMPLETED_MATCHES, NO_START, ComputationState, NFAState
 from flowcep.nfa.conditions import And, Atom, Not, TrueCond, compile_condition
 from flowcep.nfa.dewey import DeweyNumber
 from flowcep.nfa.heap import JavaPriorityQueue
@@ -67,9 +67,10 @@ class _DecisionSlot:
     ``per_run``) or, without one, by searching; a decision shared by the state's runs is kept for
     the call that made it (the call's ``epoch``)."""
 
-    __slots__ = ("state", "table", "per_run", "epoch", "decision")
+    __slots__ = ("name", "state", "table", "per_run", "epoch", "decision")
 
     def __init__(self, state: CompiledState, table: Any, per_run: bool) -> None:
+        self.name = state.name
         self.state = state
         self.table = table
         self.per_run = per_run
@@ -328,9 +329,12 @@ class NFA:
             # only the pattern's window: the queue's head has the earliest start (runs are
             # ordered by their start event, whose timestamp is the run's start timestamp)
             runs = state.queue
-            if window_time <= 0 or not runs or runs[0].start_event_id is None:
+            if window_time <= 0 or not runs:
                 return None
-            return runs[0].start_timestamp + window_time  # type: ignore[no-any-return]
+            order = runs[0].order
+            if order is NO_START:
+                return None
+            return order[0] + window_time  # type: ignore[no-any-return]
         deadline: int | None = None
         for run in state.queue:
             if run.start_event_id is None:
@@ -400,8 +404,8 @@ class NFA:
         decision: Any
         for i, run in enumerate(runs):
             slot = run.slot
-            if slot is None:  # a run made without one (a start run, by the search, restored)
-                slot = run.slot = slots[run.state]
+            if slot.__class__ is str:  # a run made by name (a start run, by the search, restored)
+                slot = run.slot = slots[slot]
             if slot.epoch == epoch:
                 decision = slot.decision
             elif slot.per_run:
@@ -616,9 +620,7 @@ class NFA:
                 else:
                     new_version = _increase(version, total_take_to_skip + ignore_branches_to_visit) + (0,)
                     ignore_branches_to_visit -= 1
-                new_run = ComputationState(
-                    target, previous_entry, new_version, run.start_timestamp, run.previous_timestamp, run.start_event_id
-                )
+                new_run = ComputationState(target, previous_entry, new_version, run.start_event_id)
                 result.append(new_run)
                 if previous_entry is not None:
                     lock_node(previous_entry, new_version)
@@ -638,14 +640,12 @@ class NFA:
                 new_entry = buffer.put(edge[4], event_id, previous_entry, current_version, not hand_over, True)
                 handed_over = handed_over or hand_over
                 if is_start:
-                    start_timestamp = timestamp
                     start_event_id: EventId | None = event_id
-                    if start_timestamp > 0:
+                    if timestamp > 0:
                         state.new_start_partial_match = True
                 else:
-                    start_timestamp = run.start_timestamp
                     start_event_id = run.start_event_id
-                new_run = ComputationState(target, new_entry, next_version, start_timestamp, timestamp, start_event_id)
+                new_run = ComputationState(target, new_entry, next_version, start_event_id)
                 result.append(new_run)
                 # the partial match of the new run, lazily (see _current_match)
                 if run.match is not None:
@@ -654,7 +654,7 @@ class NFA:
                     new_run.match = (NO_EVENTS, edge[4], handle.event)
                 final = finals[i]
                 if final is not None:
-                    final_run = ComputationState(final, new_entry, next_version, start_timestamp, timestamp, start_event_id)
+                    final_run = ComputationState(final, new_entry, next_version, start_event_id)
                     final_run.match = new_run.match
                     result.append(final_run)
                     lock_node(new_entry, next_version)
@@ -710,9 +710,10 @@ class NFA:
             # common case: nothing times out, the queue stays as it is, and nothing is held back
             # or what is waits for a partial match that stays
             for run in state.queue:
-                if run.start_event_id is None:
+                order = run.order
+                if order is NO_START:
                     continue
-                if window_time > 0 and timestamp - run.start_timestamp >= window_time:
+                if window_time > 0 and timestamp - order[0] >= window_time:
                     break
                 if window_times:
                     w = window_times.get(run.state)
@@ -728,19 +729,26 @@ class NFA:
         potential = self._potential
         potential.queue = []
         for run in runs:
-            if run.start_event_id is None or states[run.state].is_start:
+            # the run's fields read directly (its properties are calls, which CPython pays for)
+            order = run.order
+            if order is NO_START:
                 new_partial.add(run)
                 continue
-            w = window_times.get(run.state)
-            by_previous = w is not None and w > 0 and timestamp - run.previous_timestamp >= w
-            by_first = window_time > 0 and timestamp - run.start_timestamp >= window_time
+            slot = run.slot
+            compiled = states[slot] if slot.__class__ is str else slot.state
+            if compiled.is_start:
+                new_partial.add(run)
+                continue
+            w = window_times.get(compiled.name)
+            by_previous = w is not None and w > 0 and timestamp - run.previous_entry[0][0] >= w
+            by_first = window_time > 0 and timestamp - order[0] >= window_time
             if by_previous or by_first:
-                if states[run.state].is_pending:
+                if compiled.is_pending:
                     potential.add(run)
                     continue
                 if self.handle_timeout:
                     partial = _own_match(buffer, run)
-                    at = run.previous_timestamp + w if by_previous and w is not None else run.start_timestamp + window_time
+                    at = run.previous_entry[0][0] + w if by_previous and w is not None else order[0] + window_time
                     timed_out.append((partial, at))
                 buffer.release_node(run.previous_entry, run.version)
             else:
@@ -855,7 +863,8 @@ class NFA:
         should_prune = skip.should_prune
 
         def prune(run: ComputationState) -> bool:
-            return run.start_event_id is not None and bool(should_prune(run.start_event_id, pruning_id))
+            order = run.order
+            return order is not NO_START and bool(should_prune(order, pruning_id))
 
         for run in list(runs):
             if prune(run):

@@ -77,12 +77,12 @@ def compile_plan(
     slot_vars: dict[str, str] = {}  # state name -> the name its slot is bound to
 
     def new_run(var: str, state: str, *fields: str) -> None:
-        """``var``: a new run in ``state`` with the other ``fields`` and the state's slot."""
+        """``var``: a new run in ``state`` (its slot) with the other ``fields``."""
         slot_var = slot_vars.get(state)
         if slot_var is None:
             slot_var = slot_vars[state] = f"slot{len(slot_vars)}"
             names[slot_var] = slots[state]
-        fields = (repr(state), *fields, slot_var)
+        fields = (slot_var, *fields)
         assert len(fields) == len(_FIELDS)
         lines.append(f"    {var} = new(CS)")
         lines.extend(f"    {var}.{attr} = {value}" for attr, value in zip(_FIELDS, fields))
@@ -104,9 +104,6 @@ def compile_plan(
                 target,
                 "previous_entry",
                 f"v{i}",
-                "run.start_timestamp",
-                "run.previous_timestamp",
-                "run.start_event_id",
                 "run.order",
                 "run.match",  # ignoring changes no partial match
             )
@@ -142,10 +139,10 @@ def compile_plan(
                 lines.append(f"    e{i} = (event_id, {page})")
             hands_over = hands_over or last_take
             if is_start:
-                start = ("timestamp", "event_id", "event_id")
+                order = "event_id"
                 lines += ["    if timestamp > 0:", "        state.new_start_partial_match = True"]
             else:
-                start = ("run.start_timestamp", "run.start_event_id", "run.order")
+                order = "run.order"
             lines += [
                 "    if match is not None:",
                 f"        m{i} = (match, {page}, event)",
@@ -154,14 +151,12 @@ def compile_plan(
                 "    else:",
                 f"        m{i} = None",
             ]
-            new_run(var, target, f"e{i}", f"n{i}", start[0], "timestamp", start[1], start[2], f"m{i}")
+            new_run(var, target, f"e{i}", f"n{i}", order, f"m{i}")
             final = finals[i]
             if final is not None:
                 made.append((var, kinds[edge[2]]))
                 var = f"q{i}"
-                new_run(
-                    var, final, f"e{i}", f"n{i}", start[0], "timestamp", start[1], start[2], f"m{i}"
-                )
+                new_run(var, final, f"e{i}", f"n{i}", order, f"m{i}")
                 if keeps_paths:
                     lines.append(f"    buffer.lock_node(e{i}, n{i})")
                 made.append((var, kinds[final]))
