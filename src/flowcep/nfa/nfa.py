@@ -397,12 +397,14 @@ class NFA:
         epoch = self._epoch = self._epoch + 1
         final_cache: dict[str, Any] | None = None  # _decide's finals, per call
         runs = state.queue
-        # decisions[i] for runs[i], None when the run survives unchanged (same version, same
-        # entry: Flink's lock + release of the entry cancel out); built at the first change
-        decisions: list[Any] | None = None
+        # from the first run that changes on (runs[first]): each run and its decision, None
+        # when the run survives unchanged (same version, same entry: Flink's lock + release of
+        # the entry cancel out). One list, and no enumerate or zip: under PyPy a loop of a few
+        # turns is entered from the caller's trace, which allocates each iterator it uses.
+        changes: list[Any] | None = None
         first = 0
         decision: Any
-        for i, run in enumerate(runs):
+        for run in runs:
             slot = run.slot
             if slot.__class__ is str:  # a run made by name (a start run, by the search, restored)
                 slot = run.slot = slots[slot]
@@ -426,13 +428,15 @@ class NFA:
                     decision = self._decide(buffer, run, handle, slot.state, final_cache)
                 slot.decision = decision
                 slot.epoch = epoch
-            if decision[4]:
-                continue
-            if decisions is None:
-                first = i
-                decisions = [None] * (len(runs) - i)
-            decisions[i - first] = decision
-        if decisions is None:
+            if changes is None:
+                if decision[4]:
+                    first += 1
+                    continue
+                changes = [run, decision]
+            else:
+                changes.append(run)
+                changes.append(None if decision[4] else decision)
+        if changes is None:
             # every run survives unchanged: the queue would be rebuilt identical (re-adding a
             # valid heap in array order keeps its layout)
             return []
@@ -445,19 +449,20 @@ class NFA:
             handle.event_id = None
         try:
             # Phase 2: apply. The unchanged runs before the first change keep their places; the
-            # runs from there on are taken out (``tail``) and the state, a queue itself, collects
-            # the new partial runs in the list it has (not a new one: on W5 the new list outlived
-            # PyPy's nursery, PyPy -4 % time).
+            # runs from there on are taken out (they are in ``changes``) and the state, a queue
+            # itself, collects the new partial runs in the list it has (not a new one: on W5 the
+            # new list outlived PyPy's nursery, PyPy -4 % time).
             kinds = self._kinds
             new_partial = state
-            tail = runs[first:]
             del runs[first:]
             state.runs_changed = True
             potential = self._potential
             potential.queue = []
             pathless = 0 if buffer.keeps_paths else 1  # which of a decision's plans
             use_plans = self.plans_enabled
-            for run, planned_decision in zip(tail, decisions):  # equal lengths
+            items = iter(changes)
+            for run in items:
+                planned_decision = next(items)
                 if planned_decision is None:
                     new_partial.add(run)
                     continue
