@@ -27,26 +27,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from jitprof import STREAM_CHILD
+
 HERE = Path(__file__).resolve().parent
 PYPY = HERE.parent / ".venv-pypy" / "bin" / "python"
 BASE_SIZE = 10_000
 LAST_LEVEL = "33554432,16,64"  # 32 MB, 16-way, 64-byte lines: this machine's level 3
 
-_CHILD = """
-import sys
-sys.path.insert(0, {benchmarks!r})
-sys.path.insert(0, {src!r})
-from workloads import WORKLOADS
-from flowcep.runtime import CepOperator
-workload = WORKLOADS[sys.argv[1]]
-size, warmup, chunk = int(sys.argv[2]), int(sys.argv[3]), 10_000
-events = workload.events(size + warmup, 7)
-op = CepOperator(workload.pattern(), key_by=lambda e: e.key, timestamp=lambda e: e.ts)
-outputs = 0
-for j in range(0, size + warmup, chunk):
-    outputs += len(op.process_elements(events[j : j + chunk]))
-print(outputs)
-"""
 
 _COUNTS = {
     "instructions": r"I\s+refs:\s+([\d,]+)",
@@ -59,7 +46,7 @@ _COUNTS = {
 
 def simulate(python: str, workload: str, size: int, warmup: int) -> dict[str, int]:
     """Cachegrind's totals for one run of ``workload``: ``size`` events after ``warmup``."""
-    code = _CHILD.format(benchmarks=str(HERE), src=str(HERE.parent / "src"))
+    code = STREAM_CHILD.format(benchmarks=str(HERE), src=str(HERE.parent / "src"))
     env = dict(os.environ, PYPY_GC_NURSERY="128M")  # the benchmark's tuned collector
     proc = subprocess.run(
         [

@@ -37,7 +37,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 PYPY = HERE.parent / ".venv-pypy" / "bin" / "python"
 
-_CHILD = """
+# the child that feeds one operator the workload's own stream in calls of 10,000 events: argv
+# workload, size (after the warm-up), warm-up (cachesim.py runs it too)
+STREAM_CHILD = """
 import sys
 sys.path.insert(0, {benchmarks!r})
 sys.path.insert(0, {src!r})
@@ -110,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.log is None:
         log_path = f"/tmp/flowcep-jitprof-{args.workload}.log"
-        code = _CHILD.format(benchmarks=str(HERE), src=str(HERE.parent / "src"))
+        code = STREAM_CHILD.format(benchmarks=str(HERE), src=str(HERE.parent / "src"))
         env = dict(os.environ, PYPYLOG=f"jit-log-opt,jit-backend-counts:{log_path}")
         env.setdefault("PYTHONHASHSEED", "0")
         subprocess.run(
