@@ -54,7 +54,7 @@ class ComputationState:
     def state(self) -> str:
         """The name of the run's state."""
         slot = self.slot
-        return slot if slot.__class__ is str else slot.name  # type: ignore[no-any-return]
+        return slot if slot.__class__ is str else slot.state.name  # type: ignore[no-any-return]
 
     @property
     def start_event_id(self) -> Any:

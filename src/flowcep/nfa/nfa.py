@@ -67,10 +67,9 @@ class _DecisionSlot:
     ``per_run``) or, without one, by searching; a decision shared by the state's runs is kept for
     the call that made it (the call's ``epoch``)."""
 
-    __slots__ = ("name", "state", "table", "per_run", "epoch", "decision")
+    __slots__ = ("state", "table", "per_run", "epoch", "decision")
 
     def __init__(self, state: CompiledState, table: Any, per_run: bool) -> None:
-        self.name = state.name
         self.state = state
         self.table = table
         self.per_run = per_run
