@@ -375,7 +375,7 @@ def _run_spark(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
         raise CliError("--engine spark reads files, not standard input; pass a file name", EXIT_USAGE)
     hint = "the spark engine needs pyspark, which is not installed: pip install flowcep[spark]"
     try:
-        from flowcep.connectors.spark import run_cli
+        from flowcep.cli_support.spark_engine import run_cli
     except ImportError as e:
         if (e.name or "").startswith("flowcep"):
             raise CliError(f"this flowcep has no spark connector ({e})", EXIT_DEPENDENCY) from None

@@ -281,7 +281,7 @@ def test_parquet_needs_pyarrow(cli, write, ab, tmp_path):
 def test_spark_engine_without_pyspark_says_what_to_install(cli, write, ab, monkeypatch):
     # Hide pyspark (installed or not) and make the connector fail to import it.
     monkeypatch.setitem(sys.modules, "pyspark", None)
-    monkeypatch.delitem(sys.modules, "flowcep.connectors.spark", raising=False)
+    monkeypatch.delitem(sys.modules, "flowcep.cli_support.spark_engine", raising=False)
     data = write("in.csv", EVENTS_CSV)
     r = cli("run", ab, data, "--engine", "spark")
     assert r.status == EXIT_DEPENDENCY, r.err
@@ -304,9 +304,9 @@ def test_spark_engine_output_goes_through(cli, write, ab, monkeypatch):
         yield {"kind": "match", "key": "u1", "timestamp": 4000, "match": {"a": [], "b": []}}
         yield {"kind": "late", "key": "u1", "timestamp": 1, "event": {}}
 
-    fake = types.ModuleType("flowcep.connectors.spark")
+    fake = types.ModuleType("flowcep.cli_support.spark_engine")
     fake.run_cli = run_cli
-    monkeypatch.setitem(sys.modules, "flowcep.connectors.spark", fake)
+    monkeypatch.setitem(sys.modules, "flowcep.cli_support.spark_engine", fake)
     data = write("in.csv", EVENTS_CSV)
     r = cli("run", ab, data, "--engine", "spark", "--key", "user", "--out-of-orderness", "1s")
     assert r.status == EXIT_OK, r.err

@@ -511,8 +511,13 @@ class CepOperator:
 
     # ------------------------------------------------------------------ snapshots
 
-    def snapshot(self) -> bytes:
-        """All per-key state, watermark and counters as versioned, deterministic bytes."""
+    def snapshot(self, *, canonical: bool = True) -> bytes:
+        """All per-key state, watermark and counters as versioned bytes.
+
+        ``canonical`` (the default): deterministic bytes, equal for equal states.
+        ``canonical=False``: a plain pickle in the same format, about three times faster to
+        take; what the connectors store per micro-batch. ``restore`` reads both.
+        """
         keys = [
             (
                 ks.key,
@@ -542,7 +547,23 @@ class CepOperator:
             # the buffer without paths, by what it holds: the event counters of recent timestamps
             None if self._pathless is None else self._pathless.events_count,
         )
-        return pack(self.fingerprint, payload)
+        return pack(self.fingerprint, payload, canonical)
+
+    def reset(self) -> None:
+        """Drop all state: keys, buffered elements, partial matches, watermark and counters."""
+        self._reset()
+
+    def discard_key(self, key: Any) -> bool:
+        """Drop one key's buffered elements and partial matches, silently; whether it had any."""
+        ks = self._keys.pop(key, None)
+        if ks is None:
+            return False
+        ks.due = _NOT_DUE  # listed in the schedule still, but no longer due there
+        return True
+
+    def keys(self) -> list[Any]:
+        """The keys that hold state (buffered elements or partial matches)."""
+        return list(self._keys)
 
     def restore(self, data: bytes) -> None:
         """Replace all state by a snapshot's; ``SnapshotError`` for other formats or patterns."""

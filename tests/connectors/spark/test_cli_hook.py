@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from flowcep.connectors.spark import run_cli
+from flowcep.cli_support.spark_engine import run_cli
 
 from .conftest import reference
 from .data import abc_pattern, events

@@ -1,0 +1,143 @@
+"""``flowcep run --engine spark``: a batch run of the Spark connector over one file.
+
+The command line's record shape lives here, not in the connector: the connector's matcher calls
+:func:`cli_record` (its ``format`` mode) on the workers to make each result row.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from typing import Any
+
+from pyspark.sql import Row, SparkSession
+from pyspark.sql import functions as F
+
+from flowcep.connectors.spark.detect import build, check_columns
+from flowcep.connectors.spark.values import duration_ms
+
+CLI_SCHEMA = "kind string, key string, timestamp long, record string"
+
+
+class _CliFormat:
+    """The ``format`` of the connector's matcher: ``(kind, key, timestamp, record JSON)`` rows.
+
+    ``record`` is ``"match"`` ({step: [row dict]}) or ``"value"`` (``select(match)``) for matches,
+    ``"match"`` for timeouts, ``"event"`` (and ``"error"``) for late and invalid rows.
+    """
+
+    def __init__(self, select: Callable[[Any], Any] | None) -> None:
+        self.select = select
+
+    def __call__(
+        self,
+        matcher: Any,
+        kind: str,
+        key: str | None,
+        ts: int | None,
+        value: dict[str, list[Any]],
+        reason: str | None,
+    ) -> tuple[Any, ...]:
+        from flowcep.connectors.spark.values import dumps
+
+        record: dict[str, Any]
+        if kind == "match":
+            record = (
+                {"value": self.select(value)}
+                if self.select is not None
+                else {"match": matcher.events_dict(value)}
+            )
+        elif kind == "timeout":
+            record = {"match": matcher.events_dict(value)}
+        else:
+            (row,) = value[kind]
+            record = {"event": matcher.row_dict(row)}
+            if reason is not None:
+                record["error"] = reason
+        return (kind, key, ts, dumps(record))
+
+
+class CliResults(Iterator[dict[str, Any]]):
+    """What :func:`run_cli` returns: an iterator of result records (``events``: not counted, None)."""
+
+    events: int | None = None
+
+    def __init__(self, rows: Iterator[Row], stop: Callable[[], None] | None) -> None:
+        self._rows = rows
+        self._stop = stop
+
+    def __next__(self) -> dict[str, Any]:
+        try:
+            row = next(self._rows)
+        except StopIteration:
+            self.close()
+            raise
+        record: dict[str, Any] = {"kind": row.kind, "key": row.key, "timestamp": row.timestamp}
+        record.update(json.loads(row.record))
+        return record
+
+    def close(self) -> None:
+        """Stop the Spark session if :func:`run_cli` started it."""
+        if self._stop is not None:
+            stop, self._stop = self._stop, None
+            stop()
+
+
+def _cli_session() -> tuple[SparkSession, bool]:
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark = (
+        SparkSession.builder.master(os.environ.get("FLOWCEP_SPARK_MASTER", "local[*]"))
+        .appName("flowcep")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", str(max(2, os.cpu_count() or 2)))
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark, True
+
+
+def run_cli(
+    pattern: Any,
+    input_path: str,
+    fmt: str | None,
+    key: str | None,
+    timestamp: str,
+    out_of_orderness: int | timedelta | str,
+    select: Callable[[Any], Any] | None,
+) -> CliResults:
+    """A batch run over one file; yields the CLI's JSON records (docs/spark.md, "The command line").
+
+    Records are ``{"kind", "key", "timestamp"}`` plus what :class:`_CliFormat` writes, ordered by
+    timestamp, then key. ``fmt`` is ``csv``, ``jsonl`` or ``parquet``. The session is the active
+    one, else a local one (UTC) that is stopped when the iterator is exhausted or closed.
+    """
+    spark, own = _cli_session()
+    try:
+        fmt = (fmt or "").lower()
+        if fmt == "csv":
+            df = spark.read.option("header", "true").option("inferSchema", "true").csv(input_path)
+        elif fmt in ("jsonl", "json", "ndjson"):
+            df = spark.read.json(input_path)
+        elif fmt == "parquet":
+            df = spark.read.parquet(input_path)
+        else:
+            raise ValueError(f"the spark engine reads csv, jsonl or parquet, not {fmt!r}")
+        key_names = [key] if key else None
+        check_columns(df, key_names, timestamp)
+        delay = duration_ms(out_of_orderness, "out_of_orderness")
+        out = build(
+            df, pattern, key_names, timestamp, delay, None, "output", "format", _CliFormat(select), CLI_SCHEMA
+        )
+        rows = out.orderBy(F.col("timestamp").asc_nulls_first(), F.col("key").asc_nulls_first(), "kind")
+        return CliResults(rows.toLocalIterator(), spark.stop if own else None)
+    except BaseException:
+        if own:
+            spark.stop()
+        raise

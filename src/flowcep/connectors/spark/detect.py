@@ -1,0 +1,151 @@
+"""The entry point: ``detect(df, pattern, key=..., timestamp=...)``, batch or streaming."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from .batch import build_batch
+from .matcher import INTERNAL_SCHEMA, Matcher, select_arity
+from .streaming import DEFAULT_BUCKETS, build_stream
+from .values import NEWEST_MS, duration_ms, timestamp_ms
+
+# hidden columns the connector adds to the input
+HIDDEN = ("__flowcep_ts_ms", "__flowcep_watermark", "__flowcep_seq", "__flowcep_bucket")
+
+
+def detect(
+    df: DataFrame,
+    pattern: Any,
+    *,
+    key: str | Sequence[str] | None,
+    timestamp: str,
+    out_of_orderness: int | timedelta | str = 0,
+    select: Callable[..., Any] | None = None,
+    output_schema: T.StructType | str | None = None,
+    on_invalid: str = "output",
+    state_ttl: int | timedelta | str | None = None,
+    buckets: int = DEFAULT_BUCKETS,
+) -> DataFrame:
+    """Run ``pattern`` over ``df`` per ``key`` in ``timestamp`` order; a DataFrame of results.
+
+    Works on batch and streaming DataFrames. Without ``select`` the output has
+    :data:`DEFAULT_OUTPUT_SCHEMA`: ``key``, ``kind`` (``match``, ``timeout``, ``late``,
+    ``invalid``), ``timestamp``, ``first_ts``, ``last_ts`` and ``events``, a JSON object mapping
+    each pattern step to its rows. With ``select`` (and ``output_schema``), ``select(match)``
+    makes the rows of matches, or ``select(kind, key, events)`` those of every result.
+    ``out_of_orderness`` is the watermark delay (ms, ``timedelta`` or ``"10 seconds"``),
+    ``state_ttl`` (streaming) drops a key's state once Spark's watermark is that far past the
+    key's latest event, ``buckets`` (streaming) is how many state-store groups the keys are
+    hashed into (fixed for the life of a checkpoint).
+    """
+    if on_invalid not in ("output", "raise"):
+        raise ValueError(f"on_invalid must be 'output' or 'raise', got {on_invalid!r}")
+    if (select is None) != (output_schema is None):
+        raise ValueError("select and output_schema go together: give both or neither")
+    if select is not None and not callable(select):
+        raise TypeError(f"select must be callable, got {select!r}")
+    if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
+        raise ValueError(f"buckets must be a positive int, got {buckets!r}")
+    delay = duration_ms(out_of_orderness, "out_of_orderness")
+    ttl = duration_ms(state_ttl, "state_ttl") if state_ttl is not None else None
+    if ttl is not None and ttl <= 0:
+        raise ValueError("state_ttl must be positive")
+    key_names = [key] if isinstance(key, str) else list(key) if key is not None else None
+    if key_names == []:
+        raise ValueError("key must name at least one column (or be None for one global key)")
+    check_columns(df, key_names, timestamp)
+    if select is None:
+        return build(
+            df,
+            pattern,
+            key_names,
+            timestamp,
+            delay,
+            ttl,
+            on_invalid,
+            "default",
+            None,
+            INTERNAL_SCHEMA,
+            buckets,
+        )
+    assert output_schema is not None  # given with select (checked above)
+    mode = "select1" if select_arity(select) == 1 else "select3"
+    return build(
+        df, pattern, key_names, timestamp, delay, ttl, on_invalid, mode, select, output_schema, buckets
+    )
+
+
+def check_columns(df: DataFrame, key_names: list[str] | None, timestamp: str) -> None:
+    """The key and timestamp columns exist, and no column has a name the connector uses."""
+    columns = list(df.columns)
+    for hidden in HIDDEN:
+        if hidden in columns:
+            raise ValueError(f"the input has a column named {hidden}, which flowcep uses internally")
+    if timestamp not in columns:
+        raise ValueError(f"no timestamp column {timestamp!r} in the input (columns: {', '.join(columns)})")
+    for k in key_names or ():
+        if k not in columns:
+            raise ValueError(f"no key column {k!r} in the input (columns: {', '.join(columns)})")
+
+
+def _struct(schema: T.StructType | str) -> T.StructType:
+    parsed = T._parse_datatype_string(schema) if isinstance(schema, str) else schema  # noqa: SLF001
+    if not isinstance(parsed, T.StructType):
+        raise TypeError(f"output_schema must be a StructType or a DDL string of fields, got {schema!r}")
+    return parsed
+
+
+def build(
+    df: DataFrame,
+    pattern: Any,
+    key_names: list[str] | None,
+    timestamp: str,
+    delay: int,
+    ttl: int | None,
+    on_invalid: str,
+    mode: str,
+    select: Callable[..., Any] | None,
+    schema: T.StructType | str,
+    buckets: int = DEFAULT_BUCKETS,
+) -> DataFrame:
+    """The result DataFrame of ``df`` in one of the :class:`Matcher`'s modes."""
+    from flowcep.nfa import NFACompiler
+
+    NFACompiler.compile(pattern)  # an illegal pattern fails here, not on a worker
+    out_schema = _struct(schema)
+    user_fields = list(df.columns)
+    nested = (T.StructType, T.ArrayType, T.MapType)
+    matcher = Matcher(
+        pattern,
+        user_fields=user_fields,
+        key_names=key_names,
+        timestamp=timestamp,
+        mode=mode,
+        select=select,
+        output_fields=list(out_schema.fieldNames()),
+        on_invalid=on_invalid,
+        recursive=any(isinstance(f.dataType, nested) for f in df.schema.fields),
+    )
+    ms = timestamp_ms(df.schema[timestamp].dataType, timestamp)
+    if df.isStreaming:
+        out = build_stream(df, ms, matcher, key_names, delay, ttl, buckets, out_schema)
+    else:
+        out = build_batch(df, ms, matcher, key_names, out_schema)
+    if mode == "default":
+        # a result released by the end of input (final watermark 2**63-1) has a null timestamp
+        end = F.when(F.col("timestamp") <= NEWEST_MS, F.col("timestamp"))
+        out = out.select(
+            "key",
+            "kind",
+            F.timestamp_millis(end).alias("timestamp"),
+            F.timestamp_millis("first_ts").alias("first_ts"),
+            F.timestamp_millis("last_ts").alias("last_ts"),
+            "events",
+        )
+    return out

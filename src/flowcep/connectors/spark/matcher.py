@@ -1,0 +1,284 @@
+"""The per-worker matcher: one compiled operator per Python worker, and the rows it emits.
+
+A ``Matcher`` is built on the driver, pickled into the Spark job and unpickled once per Python
+worker process. It compiles the pattern there once (``operator()``), and every key group of every
+task reuses that operator: batch resets it per key, streaming restores each group's snapshot
+into it. It also turns the operator's outputs into result rows, in one of four modes:
+
+* ``default``: tuples of :data:`INTERNAL_FIELDS` (times as epoch ms; the driver side projects
+  them to timestamps);
+* ``select1`` / ``select3``: dicts made from the user's ``select(match)`` /
+  ``select(kind, key, events)``;
+* ``format``: tuples made by a ``formatter(kind, key_text, timestamp, value, reason)`` given
+  by the caller (the command line has its own record shape; the connector does not know it).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Iterator
+from operator import itemgetter
+from typing import Any
+
+from pyspark.sql import Row
+
+from .values import dumps, event_class
+
+#: The output of :func:`detect` without ``select``.
+DEFAULT_OUTPUT_SCHEMA = (
+    "key string, kind string, timestamp timestamp, first_ts timestamp, last_ts timestamp, events string"
+)
+# what the Python side emits for the default schema; times become timestamps in a projection after it
+INTERNAL_SCHEMA = "key string, kind string, timestamp long, first_ts long, last_ts long, events string"
+INTERNAL_FIELDS = ["key", "kind", "timestamp", "first_ts", "last_ts", "events"]
+
+MODES = ("default", "select1", "select3", "format")
+ON_INVALID = ("output", "raise")
+
+
+class InvalidRowError(ValueError):
+    """A row with a null key or a null/unparsable timestamp, with ``on_invalid="raise"``."""
+
+
+def select_arity(fn: Callable[..., Any]) -> int:
+    """1 for ``select(match)``, 3 for ``select(kind, key, events)``."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return 1
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = len([p for p in positional if p.default is p.empty])
+    varargs = any(p.kind is p.VAR_POSITIONAL for p in params)
+    if required == 1:
+        return 1
+    if required == 3 or (required < 3 and (len(positional) >= 3 or varargs)):
+        return 3
+    if required == 0 and positional:
+        return 1
+    raise TypeError("select must take one argument (match) or three (kind, key, events)")
+
+
+class Matcher:
+    """Everything a worker needs to run the pattern over rows (no Spark state of its own).
+
+    Events are tuples of the input's columns plus the event time (ms) as a last, unnamed item,
+    seen through :func:`event_class`: ``e.amount``, ``e["amount"]``, ``e.asDict()``.
+    """
+
+    def __init__(
+        self,
+        pattern: Any,
+        *,
+        user_fields: list[str],
+        key_names: list[str] | None,
+        timestamp: str,
+        mode: str,
+        select: Callable[..., Any] | None,
+        output_fields: list[str],
+        on_invalid: str,
+        recursive: bool,
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        if on_invalid not in ON_INVALID:
+            raise ValueError(f"on_invalid must be 'output' or 'raise', got {on_invalid!r}")
+        self.pattern = pattern
+        self.user_fields = tuple(user_fields)
+        self.key_names = key_names
+        self.key_positions = [user_fields.index(k) for k in key_names] if key_names is not None else None
+        self.timestamp = timestamp
+        self.ts_index = user_fields.index(timestamp)
+        self.mode = mode
+        self.select = select
+        self.output_fields = output_fields
+        self.on_invalid = on_invalid
+        self.recursive = recursive
+        self._init_caches()
+
+    def _init_caches(self) -> None:
+        self._op: Any = None
+        self.event_class = event_class(self.user_fields)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_op", None)
+        state.pop("event_class", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._init_caches()
+
+    # -- the operator: one per worker process, compiled once
+
+    def key_of(self) -> Callable[[Any], Any] | None:
+        """The operator's key function: one column's value, a tuple of several, or None."""
+        positions = self.key_positions
+        if positions is None:
+            return None
+        return itemgetter(*positions)
+
+    def operator(self) -> Any:
+        """This worker's operator, empty (its state is the caller's to restore or fill)."""
+        op = self._op
+        if op is None:
+            from flowcep.runtime import CepOperator
+
+            # no generated watermark: the connector drives event time (Spark's watermark, or
+            # the end of a key's rows in batch)
+            op = self._op = CepOperator(
+                self.pattern,
+                key_by=self.key_of(),
+                out_of_orderness=None,
+                on_error="raise" if self.on_invalid == "raise" else "side_output",
+            )
+        else:
+            op.reset()
+        return op
+
+    # -- batch: one key's events, sorted by time; then the end of input
+
+    def run_key(self, key: tuple[Any, ...], events: Iterable[Row], out: list[Any]) -> None:
+        op = self.operator()
+        bad_key = self.key_positions is not None and None in key
+        process = op.process_element
+        emit = self.emit
+        for e in events:
+            ms = e[-1]
+            if ms is None or bad_key:
+                self.invalid(key, e, ms, out)
+                continue
+            outputs = process(e, ms)
+            if outputs:
+                emit(outputs, out)
+        emit(op.flush(), out)
+
+    # -- results
+
+    def row_key(self, row: Any) -> tuple[Any, ...]:
+        """The key columns' values of a row, as a tuple (``()`` without key columns)."""
+        positions = self.key_positions
+        return () if positions is None else tuple(row[i] for i in positions)
+
+    def invalid(self, key: tuple[Any, ...], row: Any, ms: int | None, out: list[Any]) -> None:
+        """Report a row without a usable key or event time (or raise, with ``on_invalid="raise"``)."""
+        if self.key_names is not None and None in key:
+            reason = f"the key column(s) {', '.join(self.key_names)} are null"
+        elif row[self.ts_index] is None:
+            reason = f"the timestamp column {self.timestamp} is null"
+        else:
+            reason = f"the timestamp {row[self.ts_index]!r} in column {self.timestamp} cannot be parsed"
+        if self.on_invalid == "raise":
+            raise InvalidRowError(f"flowcep: invalid row: {reason}: {row!r}")
+        self._result(self._key_text(key), "invalid", ms, {"invalid": [row]}, ms, ms, out, reason)
+
+    def emit(self, outputs: Iterable[Any], out: list[Any]) -> None:
+        """The operator's outputs as result rows, appended to ``out``."""
+        key_text = self._operator_key_text
+        for o in outputs:
+            kind = o.kind
+            value = o.value
+            if kind == "match" or kind == "timeout":
+                first = last = None
+                for events in value.values():
+                    for e in events:
+                        ms = e[-1]
+                        if first is None or ms < first:
+                            first = ms
+                        if last is None or ms > last:
+                            last = ms
+                self._result(key_text(o.key), kind, o.timestamp, value, first, last, out)
+            elif kind == "late":
+                ms = value[-1]
+                self._result(key_text(o.key), "late", o.timestamp, {"late": [value]}, ms, ms, out)
+            else:  # a bad record: a condition raised on the row
+                record = getattr(value, "record", value)
+                step = getattr(value, "step", None)
+                error = getattr(value, "error", str(value))
+                reason = f"pattern step {step!r}: {error}" if step is not None else str(error)
+                ms = record[-1] if isinstance(record, Row) else None
+                self._result(
+                    key_text(o.key), "invalid", o.timestamp, {"invalid": [record]}, ms, ms, out, reason
+                )
+
+    def _operator_key_text(self, key: Any) -> str | None:
+        # the operator's key: None (no key columns), a value (one column) or a tuple (several)
+        positions = self.key_positions
+        if positions is None:
+            return None
+        return self._key_text((key,) if len(positions) == 1 else key)
+
+    def _key_text(self, key: tuple[Any, ...]) -> str | None:
+        if self.key_names is None:
+            return None
+        if len(key) == 1:
+            k = key[0]
+            return k if k is None or isinstance(k, str) else dumps(k) if isinstance(k, Row | dict) else str(k)
+        return dumps([k.asDict(True) if isinstance(k, Row) else k for k in key])
+
+    def row_dict(self, e: Any) -> Any:
+        """An event as a dict of its columns (what the JSON output holds)."""
+        return e.asDict(self.recursive) if isinstance(e, Row) else e
+
+    def events_dict(self, value: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        row = self.row_dict
+        return {step: [row(e) for e in events] for step, events in value.items()}
+
+    def _result(
+        self,
+        key: str | None,
+        kind: str,
+        ts: int | None,
+        value: dict[str, list[Any]],
+        first: int | None,
+        last: int | None,
+        out: list[Any],
+        reason: str | None = None,
+    ) -> None:
+        mode = self.mode
+        if mode == "default":
+            doc: dict[str, Any] = self.events_dict(value)
+            if reason is not None:
+                doc["reason"] = reason
+            out.append((key, kind, ts, first, last, dumps(doc)))
+        elif mode == "format":
+            assert self.select is not None
+            out.append(self.select(self, kind, key, ts, value, reason))
+        else:
+            select = self.select
+            assert select is not None
+            if mode == "select1":
+                if kind != "match":
+                    return
+                result = select(value)
+            else:
+                result = select(kind, key, value)
+            self._selected(result, out)
+
+    def _selected(self, result: Any, out: list[Any]) -> None:
+        if result is None:
+            return
+        if isinstance(result, list):
+            for r in result:
+                self._selected(r, out)
+        elif isinstance(result, Row):
+            fields = getattr(result, "__fields__", None)
+            out.append(result.asDict(True) if fields else dict(zip(self.output_fields, result, strict=False)))
+        elif isinstance(result, dict):
+            out.append(result)
+        elif isinstance(result, tuple):
+            out.append(dict(zip(self.output_fields, result, strict=False)))
+        else:
+            out.append({self.output_fields[0]: result})
+
+    @property
+    def tuples(self) -> bool:
+        """Whether result rows are tuples in schema order (else dicts by field name)."""
+        return self.mode in ("default", "format")
+
+    def as_rows(self, out: list[Any]) -> Iterator[Row]:
+        """Results as ``Row``s (what transformWithState returns)."""
+        if self.tuples:
+            make = Row(*self.output_fields)
+            return (make(*t) for t in out)
+        return (Row(**d) for d in out)

@@ -1,0 +1,265 @@
+"""Structured Streaming: keys hashed into buckets, one operator snapshot per bucket in Spark state.
+
+The query is ``groupBy(bucket).transformWithState(...)`` in ``EventTime`` mode, where ``bucket``
+is ``pmod(hash(key columns), buckets)``. A bucket's value state holds the snapshot of one
+``CepOperator`` over all of the bucket's keys, so Spark's per-group costs (the calls to its
+state server, the Arrow batch per group) are paid per bucket, not per key, and the worker
+restores and snapshots many keys with one pickle call each way. Inside the operator the keys are
+as independent as in the embedded runtime: each has its own NFA, buffer and timers.
+
+Time: every call first brings the operator to Spark's watermark of the micro-batch (rows at or
+before it are then late), then feeds the rows; one event-time timer per bucket, at the operator's
+``next_deadline()``, wakes the bucket when Spark's watermark passes it.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import pickle
+from collections.abc import Iterator
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, Row, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
+from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValues
+
+from .matcher import INTERNAL_SCHEMA, Matcher
+from .values import OLDEST_MS
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "DEFAULT_BUCKETS",
+    "PROVIDER_CONF",
+    "ROCKSDB_PROVIDER",
+    "STATE_FORMAT",
+    "SparkConfigError",
+    "StateFormatError",
+    "build_stream",
+    "ensure_state_store",
+]
+
+PROVIDER_CONF = "spark.sql.streaming.stateStore.providerClass"
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+_UNSET = "__flowcep_unset__"
+
+#: How many buckets the keys are hashed into, unless ``detect(buckets=...)`` says otherwise.
+DEFAULT_BUCKETS = 1024
+#: The version of the bucket state's layout (the operator snapshot inside has its own).
+STATE_FORMAT = 1
+STATE_NAME = "flowcep_bucket"
+STATE_SCHEMA = "format int, buckets int, timer long, snapshot binary, latest binary"
+
+# hidden columns added to the input; never seen by conditions or select
+_MS = "__flowcep_ts_ms"
+_WM = "__flowcep_watermark"
+_BUCKET = "__flowcep_bucket"
+
+
+class SparkConfigError(RuntimeError):
+    """The Spark session lacks a setting the connector needs."""
+
+
+class StateFormatError(RuntimeError):
+    """A bucket's stored state cannot be read by this query (other layout or bucket count)."""
+
+
+def ensure_state_store(spark: SparkSession) -> None:
+    """Make streaming queries of this session use RocksDB (transformWithState needs it).
+
+    Sets ``spark.sql.streaming.stateStore.providerClass`` when the session leaves it unset;
+    raises :class:`SparkConfigError` naming the setting when it is set to another provider.
+    """
+    current = spark.conf.get(PROVIDER_CONF, _UNSET)
+    if current == ROCKSDB_PROVIDER:
+        return
+    if current == _UNSET:
+        spark.conf.set(PROVIDER_CONF, ROCKSDB_PROVIDER)
+        log.warning(
+            "flowcep: set %s=%s on this session (transformWithState needs it)",
+            PROVIDER_CONF,
+            ROCKSDB_PROVIDER,
+        )
+        return
+    raise SparkConfigError(
+        "flowcep's streaming detection runs on transformWithState, which needs the RocksDB state store; "
+        f"this session has {PROVIDER_CONF}={current}. Set "
+        f"{PROVIDER_CONF}={ROCKSDB_PROVIDER} (SparkSession.builder.config(...) or spark.conf.set(...))"
+    )
+
+
+def build_stream(
+    df: DataFrame,
+    ms: Column,
+    matcher: Matcher,
+    key_names: list[str] | None,
+    delay: int,
+    ttl: int | None,
+    buckets: int,
+    out_schema: T.StructType,
+) -> DataFrame:
+    ensure_state_store(df.sparkSession)
+    if key_names is None:
+        bucket = F.lit(0)
+    else:
+        # Spark's own hash (Murmur3 of the key columns): the same bucket for a key in every
+        # micro-batch and after every restart
+        bucket = F.pmod(F.hash(*[F.col(c) for c in key_names]), F.lit(buckets))
+    # The watermark is taken on a helper column that is dropped before the stateful operator:
+    # Spark then tracks the watermark but does not filter late rows itself, so the operator sees
+    # them and reports them as kind 'late' (and rows without a timestamp as 'invalid').
+    prepared = (
+        df.withColumn(_MS, ms)  # the event time, after the user's columns
+        .withColumn(_BUCKET, bucket)  # the last column
+        .withColumn(_WM, F.timestamp_millis(F.coalesce(F.col(_MS), F.lit(OLDEST_MS))))
+        .withWatermark(_WM, f"{delay} milliseconds")
+        .drop(_WM)
+    )
+    processor = BucketProcessor(matcher, ttl, buckets)
+    wire = INTERNAL_SCHEMA if matcher.mode == "default" else out_schema
+    return prepared.groupBy(_BUCKET).transformWithState(processor, wire, "Append", "EventTime")
+
+
+class BucketProcessor(StatefulProcessor):
+    """The operator snapshot of a bucket of keys in one value state, a timer at its next deadline.
+
+    The state row is ``(format, buckets, timer, snapshot, latest)``: this layout's version, the
+    number of buckets it was written with, the registered timer, the operator's snapshot
+    (``CepOperator.snapshot(canonical=False)``) and, with ``state_ttl``, each key's latest event
+    time (pickled dict).
+    """
+
+    def __init__(self, matcher: Matcher, ttl_ms: int | None, buckets: int) -> None:
+        self.matcher = matcher
+        self.ttl_ms = ttl_ms
+        self.buckets = buckets
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.handle = handle
+        self.state = handle.getValueState(STATE_NAME, STATE_SCHEMA)
+        m = self.matcher
+        self._make = functools.partial(tuple.__new__, m.event_class)
+        positions = m.key_positions
+        self._single = positions[0] if positions is not None and len(positions) == 1 else None
+        self._positions = positions
+        self._key_of = m.key_of()
+
+    # -- the state
+
+    def _load(self, bucket: Any) -> tuple[Any, int | None, dict[Any, int], bool]:
+        """The bucket's operator, timer and latest event times; whether it had state."""
+        op = self.matcher.operator()
+        # exists() first: get() on an absent value logs a warning per new bucket
+        if not self.state.exists():
+            return op, None, {}, False
+        value = self.state.get()
+        if value is None:
+            return op, None, {}, False
+        fmt, buckets, timer, snapshot, latest = value
+        if fmt != STATE_FORMAT:
+            raise StateFormatError(
+                f"flowcep: bucket {bucket} holds state of layout {fmt}; this flowcep reads layout "
+                f"{STATE_FORMAT}. Start the query on a new checkpoint"
+            )
+        if buckets != self.buckets:
+            raise StateFormatError(
+                f"flowcep: the checkpoint's state was written with buckets={buckets}, this query has "
+                f"buckets={self.buckets}; keys would land in other buckets. Use buckets={buckets}, "
+                "or a new checkpoint"
+            )
+        try:
+            op.restore(bytes(snapshot))
+        except ValueError as exc:  # SnapshotError: another pattern, format or garbage
+            raise StateFormatError(f"flowcep: cannot restore bucket {bucket}: {exc}") from exc
+        return op, timer, pickle.loads(latest) if latest else {}, True
+
+    def _store(
+        self, op: Any, had: bool, timer: int | None, latest: dict[Any, int], fired: int | None
+    ) -> None:
+        ttl = self.ttl_ms
+        if op.has_state():
+            target = op.next_deadline()
+            blob: bytes | None = op.snapshot(canonical=False)
+            if ttl is not None:
+                held = op.keys()
+                latest = {k: latest[k] for k in held if k in latest}
+                if latest:
+                    expiry = min(latest.values()) + ttl
+                    target = expiry if target is None else min(target, expiry)
+        else:
+            target = blob = None
+        handle = self.handle
+        if timer is not None and timer != target and timer != fired:
+            handle.deleteTimer(timer)
+        if target is not None and target != timer:
+            handle.registerTimer(target)
+        if blob is not None:
+            kept = pickle.dumps(latest, pickle.HIGHEST_PROTOCOL) if ttl is not None and latest else None
+            self.state.update((STATE_FORMAT, self.buckets, target, blob, kept))
+        elif had:
+            self.state.clear()
+
+    def _advance(self, op: Any, watermark: int, latest: dict[Any, int], out: list[Any]) -> None:
+        """Bring the operator to Spark's watermark; then drop keys idle for ``state_ttl``."""
+        if watermark > 0 and watermark > op.current_watermark:  # 0: no watermark yet
+            self.matcher.emit(op.process_watermark(watermark), out)
+        ttl = self.ttl_ms
+        if ttl is not None and latest:
+            for k, t in list(latest.items()):
+                if watermark >= t + ttl:
+                    op.discard_key(k)  # whatever it still holds is dropped, silently
+                    del latest[k]
+
+    # -- Spark's calls
+
+    def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: TimerValues) -> Iterator[Row]:  # noqa: N802,N803
+        op, timer, latest, had = self._load(key[0])
+        out: list[Any] = []
+        m = self.matcher
+        self._advance(op, timerValues.getCurrentWatermarkInMs(), latest, out)
+        make = self._make
+        single = self._single
+        positions = self._positions
+        process = op.process_element
+        emit = m.emit
+        track = self.ttl_ms is not None
+        key_of = self._key_of
+        for row in rows:
+            event = make(row[:-1])  # the user's columns and the event time
+            ms = event[-1]
+            if single is not None:
+                bad_key = event[single] is None
+            else:
+                bad_key = positions is not None and any(event[i] is None for i in positions)
+            if ms is None or bad_key:
+                m.invalid(m.row_key(event), event, ms, out)
+                continue
+            outputs = process(event, ms)
+            if outputs:
+                emit(outputs, out)
+            if track:
+                k = key_of(event) if key_of is not None else None
+                if latest.get(k, ms - 1) < ms:
+                    latest[k] = ms
+        self._store(op, had, timer, latest, None)
+        return m.as_rows(out)
+
+    def handleExpiredTimer(  # noqa: N802
+        self,
+        key: Any,
+        timerValues: TimerValues,  # noqa: N803
+        expiredTimerInfo: ExpiredTimerInfo,  # noqa: N803
+    ) -> Iterator[Row]:
+        op, timer, latest, had = self._load(key[0])
+        if not had:  # already cleared
+            return iter(())
+        out: list[Any] = []
+        self._advance(op, timerValues.getCurrentWatermarkInMs(), latest, out)
+        self._store(op, had, timer, latest, expiredTimerInfo.getExpiryTimeInMs())
+        return self.matcher.as_rows(out)
+
+    def close(self) -> None:
+        pass

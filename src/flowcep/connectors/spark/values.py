@@ -1,0 +1,183 @@
+"""Row values and times: event time as epoch milliseconds, events as rows, results as JSON."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import keyword
+import math
+import re
+from collections.abc import Callable
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
+from operator import itemgetter
+from typing import Any
+
+from pyspark.sql import Column, Row
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+# the range of Spark timestamps; event times outside it are unparsable, output times outside it null
+OLDEST_MS = -62135596800000  # 0001-01-01T00:00:00Z
+NEWEST_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
+
+_DURATION_RE = re.compile(r"^\s*(\d+)\s*([a-z]*)\s*$")
+_UNIT_MS = {
+    "": 1, "ms": 1, "milli": 1, "millis": 1, "millisecond": 1, "milliseconds": 1,
+    "s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
+    "m": 60_000, "min": 60_000, "mins": 60_000, "minute": 60_000, "minutes": 60_000,
+    "h": 3_600_000, "hour": 3_600_000, "hours": 3_600_000,
+    "d": 86_400_000, "day": 86_400_000, "days": 86_400_000,
+}  # fmt: skip
+
+
+def duration_ms(value: int | float | timedelta | str | None, what: str = "duration") -> int:
+    """Milliseconds for ``value``: an int (ms), a ``timedelta``, or text like ``"10 seconds"``/``"500ms"``."""
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        raise TypeError(f"{what}: a boolean is not a duration")
+    if isinstance(value, timedelta):
+        ms = value // timedelta(milliseconds=1)
+    elif isinstance(value, int):
+        ms = value
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        ms = int(value)
+    elif isinstance(value, str):
+        m = _DURATION_RE.match(value.lower())
+        if not m or m.group(2) not in _UNIT_MS:
+            raise ValueError(
+                f"{what}: cannot read {value!r} (write e.g. 500, '500 milliseconds', '10 seconds')"
+            )
+        ms = int(m.group(1)) * _UNIT_MS[m.group(2)]
+    else:
+        raise TypeError(f"{what}: expected ms, a timedelta or text, got {type(value).__name__}")
+    if ms < 0:
+        raise ValueError(f"{what} must not be negative, got {value!r}")
+    return ms
+
+
+def timestamp_ms(dtype: T.DataType, name: str) -> Column:
+    """Epoch milliseconds of the event-time column, null where missing or unparsable."""
+    col = F.col(name)
+    if isinstance(dtype, T.TimestampType):
+        ms = F.unix_millis(col)
+    elif isinstance(dtype, T.TimestampNTZType | T.DateType):
+        ms = F.unix_millis(col.cast("timestamp"))
+    elif isinstance(dtype, T.ByteType | T.ShortType | T.IntegerType | T.LongType):
+        ms = col.cast("long")
+    elif isinstance(dtype, T.FloatType | T.DoubleType | T.DecimalType):
+        # whole numbers of milliseconds only, as the command line reads them
+        ms = F.when(col == F.floor(col), F.expr(f"try_cast({quote(name)} as long)"))
+    elif isinstance(dtype, T.StringType):
+        digits = col.rlike(r"^\s*[+-]?\d{1,18}\s*$")
+        ms = F.when(digits, F.trim(col).cast("long")).otherwise(
+            F.unix_millis(F.expr(f"try_cast({quote(name)} as timestamp)"))
+        )
+    else:
+        raise TypeError(
+            f"the timestamp column has type {dtype.simpleString()}; use a timestamp, date, "
+            "integer (epoch milliseconds) or string (ISO-8601 or epoch milliseconds) column"
+        )
+    return F.when(ms.between(OLDEST_MS, NEWEST_MS), ms)
+
+
+def quote(name: str) -> str:
+    """A column reference in SQL text (try_cast has no Python function in every 4.x)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+# ----------------------------------------------------------------------------- JSON
+
+
+def _json_default(value: Any) -> Any:
+    """``json.dumps`` fallback for Spark values."""
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value) if value.is_finite() else str(value)
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=repr)
+    if hasattr(value, "__iter__"):
+        return list(value)
+    return repr(value)
+
+
+def dumps(value: Any) -> str:
+    """JSON text of a Spark value; NaN and infinities (which JSON lacks) as null."""
+    import json
+
+    try:
+        return json.dumps(value, default=_json_default, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        return json.dumps(_no_nan(value), default=_json_default, ensure_ascii=False)
+
+
+def _no_nan(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Row):
+        return _no_nan(value.asDict(True))
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_no_nan(v) for v in value]
+    return value
+
+
+# ----------------------------------------------------------------------------- events
+
+
+@functools.lru_cache(maxsize=256)
+def event_class(fields: tuple[str, ...]) -> type[Row]:
+    """A ``Row`` subclass whose columns are properties: ``e.amount`` without ``Row.__getattr__``.
+
+    Its tuple carries the connector's event time (ms) as one more, unnamed, last item.
+    """
+    names = list(fields)
+
+    def __reduce__(self: Row) -> tuple[Any, ...]:  # noqa: N807 - pickles into the same class
+        return _event, (fields, tuple(self))
+
+    namespace: dict[str, Any] = {"__fields__": names, "__reduce__": __reduce__, "__module__": __name__}
+    for i, name in enumerate(fields):
+        if name.isidentifier() and not keyword.iskeyword(name) and not hasattr(Row, name):
+            namespace[name] = property(itemgetter(i))
+    return type("Event", (Row,), namespace)
+
+
+def _event(fields: tuple[str, ...], values: tuple[Any, ...]) -> Row:
+    """An event (a ``Row``) of ``fields`` from ``values`` (unpickling entry point)."""
+    return tuple.__new__(event_class(fields), values)
+
+
+def py_converter(dt: T.DataType) -> Callable[[Any], Any] | None:
+    """How to turn an Arrow ``to_pylist`` value into what a Spark ``Row`` holds (None: as is)."""
+    if isinstance(dt, T.StructType):
+        subs = [(f.name, py_converter(f.dataType)) for f in dt.fields]
+
+        def struct(v: Any) -> Any:
+            if v is None:
+                return None
+            return Row(**{n: (c(v[n]) if c is not None else v[n]) for n, c in subs})
+
+        return struct
+    if isinstance(dt, T.ArrayType):
+        inner = py_converter(dt.elementType)
+        if inner is None:
+            return None
+        return lambda v: None if v is None else [inner(x) for x in v]
+    if isinstance(dt, T.MapType):
+        kc, vc = py_converter(dt.keyType), py_converter(dt.valueType)
+
+        def mapping(v: Any) -> Any:
+            if v is None:
+                return None
+            return {(kc(k) if kc else k): (vc(x) if vc else x) for k, x in v}
+
+        return mapping
+    return None
