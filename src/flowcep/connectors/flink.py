@@ -335,7 +335,9 @@ class _KeyState:
         self.timer: int | None = None
 
     def __getstate__(self) -> tuple[int, bytes | None, int | None]:
-        return (_STATE_VERSION, self.op.snapshot() if self.op is not None else self.data, self.timer)
+        # a plain pickle (canonical=False): these bytes are only ever restored, never compared
+        data = self.op.snapshot(canonical=False) if self.op is not None else self.data
+        return (_STATE_VERSION, data, self.timer)
 
     def __setstate__(self, state: tuple[int, bytes | None, int | None]) -> None:
         version, data, timer = state
@@ -419,7 +421,6 @@ class _CepFunction(KeyedProcessFunction):
             timeout_handling=self.spec.timeout_handling,
         )
         self._template = template
-        self._empty = template.snapshot()
         self._state = runtime_context.get_state(ValueStateDescriptor(STATE_NAME, Types.PICKLED_BYTE_ARRAY()))
         self._context = _Context()
         self._late = runtime_context.get_metrics_group().counter("numLateRecords")
@@ -444,8 +445,11 @@ class _CepFunction(KeyedProcessFunction):
             op, self._spare = self._spare, None
             ks.op = op
             return op
-        op = copy.copy(self._template)  # shares the compiled NFA; restore() gives it its own state
-        op.restore(ks.data if ks.data is not None else self._empty)
+        op = copy.copy(self._template)  # shares the compiled NFA; reset/restore give it its own state
+        if ks.data is None:
+            op.reset()
+        else:
+            op.restore(ks.data)
         ks.op = op
         ks.data = None
         return op

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Iterator
-from operator import itemgetter
 from typing import Any
 
 from pyspark.sql import Row
 
-from .values import dumps, event_class
+from .values import dumps, event_class, item_reader
+
+_item = tuple.__getitem__  # an event's item without Row.__getitem__ (Python code)
 
 #: The output of :func:`detect` without ``select``.
 DEFAULT_OUTPUT_SCHEMA = (
@@ -116,7 +117,10 @@ class Matcher:
         positions = self.key_positions
         if positions is None:
             return None
-        return itemgetter(*positions)
+        if len(positions) == 1:
+            return item_reader(positions[0]).__get__  # type: ignore[no-any-return]
+        readers = [item_reader(i).__get__ for i in positions]
+        return lambda e: tuple([r(e) for r in readers])
 
     def operator(self) -> Any:
         """This worker's operator, empty (its state is the caller's to restore or fill)."""
@@ -144,7 +148,7 @@ class Matcher:
         process = op.process_element
         emit = self.emit
         for e in events:
-            ms = e[-1]
+            ms = _item(e, -1)
             if ms is None or bad_key:
                 self.invalid(key, e, ms, out)
                 continue
@@ -182,14 +186,14 @@ class Matcher:
                 first = last = None
                 for events in value.values():
                     for e in events:
-                        ms = e[-1]
+                        ms = _item(e, -1)
                         if first is None or ms < first:
                             first = ms
                         if last is None or ms > last:
                             last = ms
                 self._result(key_text(o.key), kind, o.timestamp, value, first, last, out)
             elif kind == "late":
-                ms = value[-1]
+                ms = _item(value, -1)
                 self._result(key_text(o.key), "late", o.timestamp, {"late": [value]}, ms, ms, out)
             else:  # a bad record: a condition raised on the row
                 record = getattr(value, "record", value)

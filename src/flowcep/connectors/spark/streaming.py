@@ -8,8 +8,10 @@ restores and snapshots many keys with one pickle call each way. Inside the opera
 as independent as in the embedded runtime: each has its own NFA, buffer and timers.
 
 Time: every call first brings the operator to Spark's watermark of the micro-batch (rows at or
-before it are then late), then feeds the rows; one event-time timer per bucket, at the operator's
-``next_deadline()``, wakes the bucket when Spark's watermark passes it.
+before it are then late), then feeds the rows, then advances the operator to the bucket's own
+watermark, the latest event time among those rows minus the delay (Spark's next watermark is at
+least that). One event-time timer per bucket, at the operator's ``next_deadline()``, wakes the
+bucket when Spark's watermark passes it.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ STATE_SCHEMA = "format int, buckets int, timer long, snapshot binary, latest bin
 _MS = "__flowcep_ts_ms"
 _WM = "__flowcep_watermark"
 _BUCKET = "__flowcep_bucket"
+_BUT_LAST = slice(0, -1)  # a row's items but its bucket: the user's columns and the event time
 
 
 class SparkConfigError(RuntimeError):
@@ -118,7 +121,7 @@ def build_stream(
         .withWatermark(_WM, f"{delay} milliseconds")
         .drop(_WM)
     )
-    processor = BucketProcessor(matcher, ttl, buckets)
+    processor = BucketProcessor(matcher, delay, ttl, buckets)
     wire = INTERNAL_SCHEMA if matcher.mode == "default" else out_schema
     return prepared.groupBy(_BUCKET).transformWithState(processor, wire, "Append", "EventTime")
 
@@ -132,8 +135,9 @@ class BucketProcessor(StatefulProcessor):
     time (pickled dict).
     """
 
-    def __init__(self, matcher: Matcher, ttl_ms: int | None, buckets: int) -> None:
+    def __init__(self, matcher: Matcher, delay: int, ttl_ms: int | None, buckets: int) -> None:
         self.matcher = matcher
+        self.delay = delay
         self.ttl_ms = ttl_ms
         self.buckets = buckets
 
@@ -227,23 +231,36 @@ class BucketProcessor(StatefulProcessor):
         emit = m.emit
         track = self.ttl_ms is not None
         key_of = self._key_of
+        latest_ms: int | None = None
+        item = tuple.__getitem__  # not Row.__getitem__, which is Python code
+        columns = _BUT_LAST
         for row in rows:
-            event = make(row[:-1])  # the user's columns and the event time
-            ms = event[-1]
+            event = make(item(row, columns))  # the user's columns and the event time
+            ms = item(event, -1)
             if single is not None:
-                bad_key = event[single] is None
+                bad_key = item(event, single) is None
             else:
-                bad_key = positions is not None and any(event[i] is None for i in positions)
+                bad_key = positions is not None and any(item(event, i) is None for i in positions)
             if ms is None or bad_key:
                 m.invalid(m.row_key(event), event, ms, out)
                 continue
             outputs = process(event, ms)
             if outputs:
                 emit(outputs, out)
+            if latest_ms is None or ms > latest_ms:
+                latest_ms = ms
             if track:
                 k = key_of(event) if key_of is not None else None
                 if latest.get(k, ms - 1) < ms:
                     latest[k] = ms
+        if latest_ms is not None:
+            # The bucket's own watermark: Spark's next one is at least (max event time seen) -
+            # delay, and rows at or before it will then be late, so nothing still to come can
+            # precede this. It releases output a micro-batch early, and the rows of this batch
+            # need not be stored as buffered elements.
+            own = latest_ms - self.delay
+            if own > op.current_watermark:
+                emit(op.process_watermark(own), out)
         self._store(op, had, timer, latest, None)
         return m.as_rows(out)
 
