@@ -17,6 +17,7 @@ import json
 import operator
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -363,7 +364,7 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
                     progress.update(events, counts, read_progress)
             line = None
             try:
-                outputs = op.flush()
+                outputs = _flush_warning_plainly(op)
             except Exception as e:
                 raise _matching_error(e, where()) from e
             emit(outputs)
@@ -375,6 +376,21 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
     if not args.quiet:
         print(summary_line(events, elapsed, counts), file=sys.stderr)
     return EXIT_OK
+
+
+def _flush_warning_plainly(op: Any) -> list[Any]:
+    """``op.flush()``; its warning of matches that never came out is a ``flowcep: warning:`` line."""
+    from flowcep.runtime.output import HeldBackMatchesWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", HeldBackMatchesWarning)
+        outputs: list[Any] = op.flush()
+    for w in caught:
+        if issubclass(w.category, HeldBackMatchesWarning):
+            print(f"{PROG}: warning: {w.message}", file=sys.stderr)
+        else:  # someone else's: as it would have been shown
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    return outputs
 
 
 def _missing_column(

@@ -553,3 +553,21 @@ def test_a_standard_output_that_cannot_be_written_is_one_error_line(write, ab):
         proc = _run_process("run", ab, data, "--key", "user", "-q", stdout=full)
     assert proc.returncode == EXIT_RUNTIME
     assert proc.stderr.decode() == "flowcep: error: cannot write standard output: No space left on device\n"
+
+
+def test_matches_held_back_for_ever_are_a_warning_line(cli, write):
+    p = write(
+        "p.py",
+        """
+        from flowcep import Pattern, AfterMatchSkipStrategy
+        pattern = (
+            Pattern.begin("b", AfterMatchSkipStrategy.skip_to_first("b")).where(lambda e: e.kind == "b")
+            .one_or_more().next("c").where(lambda e: e.kind == "c")
+        )
+        """,
+    )
+    data = write("in.csv", "timestamp,kind\n1,b\n2,b\n3,b\n4,c\n")
+    r = cli("run", p, data)
+    assert r.status == EXIT_OK, r.err
+    assert [len(x["match"]["b"]) for x in r.records] == [3]  # b2 b3 c and b3 c wait behind b1 b2 b3...
+    assert "flowcep: warning: 2 completed matches of 1 key never came out" in r.err
