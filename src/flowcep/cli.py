@@ -162,13 +162,7 @@ def _error(message: str) -> None:
 def _flush_stdout() -> None:
     """Write out what is buffered for stdout, so that a failed write is reported here, as one
     error line, not by the interpreter at exit."""
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as e:
-        _silence_stdout()  # what could not be written is not tried again at exit
-        raise _write_error("standard output", e) from None
+    _Output(sys.stdout, "standard output").flush()
 
 
 def _write_error(name: str, e: OSError) -> CliError:

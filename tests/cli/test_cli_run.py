@@ -433,14 +433,12 @@ def test_keep_going_writes_a_condition_error_with_its_records_line(cli, write, a
 
 def test_keep_going_writes_invalid_json_as_a_bad_record_and_carries_on(cli, write, amounts):
     data = write("in.jsonl", '{"timestamp": 1, "amount": 15}\n{"timestamp": 2,\n{"timestamp": 3, "amount": 25}\n')
-    assert bad_then_match(cli("run", amounts, data, "--keep-going")) == {
-        "kind": "bad_record",
-        "key": None,
-        "timestamp": None,
-        "line": 2,
-        "event": '{"timestamp": 2,',
-        "error": "not valid JSON (Expecting property name enclosed in double quotes, column 1)",
-    }
+    bad = bad_then_match(cli("run", amounts, data, "--keep-going"))
+    error = bad.pop("error")
+    assert bad == {"kind": "bad_record", "key": None, "timestamp": None, "line": 2, "event": '{"timestamp": 2,'}
+    # json's own words after "not valid JSON" (CPython's: Expecting property name enclosed in
+    # double quotes), and the column
+    assert error.startswith("not valid JSON (") and error.endswith(", column 1)")
 
 
 def test_keep_going_writes_a_json_line_that_is_no_object_as_a_bad_record(cli, write, amounts):
