@@ -28,6 +28,8 @@ from flowcep.pattern import (
 __version__ = "0.1.0"
 
 _RUNTIME_NAMES = {
+    "BadRecord",
+    "BadRecordError",
     "CEP",
     "CepOperator",
     "Output",
@@ -50,6 +52,8 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AfterMatchSkipStrategy",
+    "BadRecord",
+    "BadRecordError",
     "BooleanConditions",
     "CEP",
     "CepOperator",

@@ -17,8 +17,9 @@ import json
 import operator
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout, suppress
 from pathlib import Path
 from typing import IO, Any
 
@@ -29,6 +30,7 @@ from flowcep.cli_support.errors import (
     EXIT_PATTERN,
     EXIT_RUNTIME,
     EXIT_USAGE,
+    KEEP_GOING_HINT,
     CliError,
 )
 
@@ -89,7 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--keep-going",
         action="store_true",
-        help="when a condition raises on an event, write it as kind bad_record and carry on (default: stop)",
+        help=(
+            "write every bad record (invalid JSON or CSV, a missing column, an unparsable timestamp, "
+            "a condition that raises) as kind bad_record with its line, and carry on (default: stop there)"
+        ),
     )
     run.add_argument("--quiet", "-q", action="store_true", help="no progress line and no summary")
     run.add_argument(
@@ -105,7 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Print the states and transitions that PATTERN compiles to, and optionally draw them.",
     )
     explain.add_argument("pattern", metavar="PATTERN", help="Python file that defines `pattern`")
-    explain.add_argument("--dot", metavar="FILE", help="write the Graphviz DOT source to FILE (- for stdout)")
+    explain.add_argument(
+        "--dot", metavar="FILE", help="write the Graphviz DOT source to FILE (- for stdout: only the DOT)"
+    )
     explain.add_argument("--svg", metavar="FILE", help="render an SVG picture with Graphviz's `dot`")
     explain.add_argument("--png", metavar="FILE", help="render a PNG picture with Graphviz's `dot`")
     explain.set_defaults(func=cmd_explain)
@@ -133,7 +140,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        return int(args.func(args))
+        status = int(args.func(args))
+        _flush_stdout()
+        return status
     except CliError as e:
         _error(e.message)
         return e.status
@@ -150,6 +159,48 @@ def _error(message: str) -> None:
     print(f"{PROG}: error: {message}", file=sys.stderr)
 
 
+def _flush_stdout() -> None:
+    """Write out what is buffered for stdout, so that a failed write is reported here, as one
+    error line, not by the interpreter at exit."""
+    _Output(sys.stdout, "standard output").flush()
+
+
+def _write_error(name: str, e: OSError) -> CliError:
+    return CliError(f"cannot write {name}: {e.strerror or e}", EXIT_RUNTIME)
+
+
+class _Output:
+    """The output of ``flowcep run``: a failed write (a full disk, ``-o /dev/full``) ends the run
+    with one error line (a broken pipe is the reader going away: ``main`` handles that)."""
+
+    __slots__ = ("_file", "_name")
+
+    def __init__(self, file: IO[str], name: str) -> None:
+        self._file = file
+        self._name = name
+
+    def write(self, text: str) -> None:
+        try:
+            self._file.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise self._failed(e) from None
+
+    def flush(self) -> None:
+        try:
+            self._file.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise self._failed(e) from None
+
+    def _failed(self, e: OSError) -> CliError:
+        if self._file is sys.stdout:
+            _silence_stdout()  # what could not be written is not tried again at exit
+        return _write_error(self._name, e)
+
+
 def _silence_stdout() -> None:
     import os
 
@@ -161,16 +212,24 @@ def _silence_stdout() -> None:
 
 
 @contextmanager
-def _open_output(path: str | None) -> Iterator[IO[str]]:
+def _open_output(path: str | None) -> Iterator[_Output]:
     if path is None or path == "-":
-        yield sys.stdout
+        yield _Output(sys.stdout, "standard output")
         return
     try:
         f = open(path, "w", encoding="utf-8")  # noqa: SIM115
     except OSError as e:
         raise CliError(f"cannot write {path}: {e.strerror}", EXIT_USAGE) from None
-    with f:
-        yield f
+    try:
+        yield _Output(f, path)
+    except BaseException:
+        with suppress(OSError):  # the first error is the one to report
+            f.close()
+        raise
+    try:
+        f.close()
+    except OSError as e:
+        raise _write_error(path, e) from None
 
 
 # ----------------------------------------------------------------------------- run
@@ -202,26 +261,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _run_local(args, pf, fmt, out_of_orderness)
 
 
-def _make_operator(pattern: Any, key: str | None, out_of_orderness: int, keep_going: bool) -> Any:
+def _make_operator(pattern: Any, key: str | None, out_of_orderness: int) -> Any:
     from flowcep.runtime.operator import CepOperator
 
     key_by = operator.itemgetter(key) if key else None
-    return CepOperator(
-        pattern,
-        key_by=key_by,
-        out_of_orderness=out_of_orderness,
-        on_error="side_output" if keep_going else "raise",
-    )
+    # bad records come out in their place among the outputs, with or without --keep-going: the
+    # run then stops right there (without), writing nothing that the operator produced after it
+    return CepOperator(pattern, key_by=key_by, out_of_orderness=out_of_orderness, on_error="side_output")
 
 
 def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: int) -> int:
-    from flowcep.cli_support.inputs import ReadProgress, read_rows
+    from flowcep.cli_support.inputs import BadRow, ReadProgress, read_rows
     from flowcep.cli_support.output import ProgressLine, dumps, summary_line
     from flowcep.cli_support.timeparse import parse_timestamp
 
     key_col: str | None = args.key
     ts_col: str = args.timestamp or "timestamp"
-    op = _make_operator(pf.pattern, key_col, out_of_orderness, args.keep_going)
+    keep_going: bool = args.keep_going
+    op = _make_operator(pf.pattern, key_col, out_of_orderness)
     counts = dict.fromkeys(KINDS, 0)
     read_progress = ReadProgress()
     show_progress = not args.quiet and (args.progress or sys.stderr.isatty())
@@ -232,45 +289,68 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
     input_name = "<stdin>" if args.input == "-" else args.input
     line: int | None = 0  # where reading is: a line/row number, 0 before the first, None at the end
 
+    def at_line(n: int) -> str:
+        return f"{input_name}: {'line' if read_progress.unit == 'bytes' else 'row'} {n}"
+
     def where() -> str:
         if line is None:
             return "the end of the input"
         if not line:
             return "the start of the input"
-        return f"{input_name}: {'line' if read_progress.unit == 'bytes' else 'row'} {line}"
+        return at_line(line)
 
     with _open_output(args.output) as out:
         write = out.write
 
         def emit(outputs: list[Any]) -> None:
             for o in outputs:
+                if o.kind == "bad_record" and not keep_going:
+                    raise _bad_record_error(o.value, at_line)
                 record = _output_record(o, select, timeout, where)
-                counts[record["kind"]] = counts.get(record["kind"], 0) + 1
-                write(dumps(record))
-                write("\n")
+                counts[record["kind"]] += 1
+                write(dumps(record) + "\n")
+
+        def bad_input(n: int, value: Any, reason: str, message: str) -> None:
+            """A line that never reaches the operator: a bad_record, or (without --keep-going)
+            the end of the run."""
+            if not keep_going:
+                raise CliError(message + KEEP_GOING_HINT, EXIT_INPUT)
+            counts["bad_record"] += 1
+            record = {"kind": "bad_record", "key": None, "timestamp": None, "line": n}
+            record["event"] = value
+            record["error"] = reason
+            write(dumps(record) + "\n")
 
         try:
             checked_columns = False
             last_raw_ts: Any = object()  # rows in time order often share a timestamp: parse it once
             ts = 0
-            for line, record in read_rows(args.input, fmt or None, read_progress):  # noqa: B007 - where() reads it
+            for line, record in read_rows(args.input, fmt or None, read_progress, bad_rows=keep_going):
+                if type(record) is BadRow:
+                    bad_input(line, record.value, record.reason, "")  # (bad_rows: only with --keep-going)
+                    continue
                 if not checked_columns or ts_col not in record or (key_col and key_col not in record):
-                    _check_columns(record, key_col, ts_col, where(), explicit_ts=args.timestamp is not None)
+                    missing = _missing_column(record, key_col, ts_col, explicit_ts=args.timestamp is not None)
+                    if missing is not None:
+                        what, details = missing
+                        bad_input(line, record, f"{what} {details}", f"{what} at {at_line(line)} {details}")
+                        continue
                     checked_columns = True
                 raw_ts = record[ts_col]
                 if raw_ts != last_raw_ts or type(raw_ts) is not type(last_raw_ts):
                     try:
                         ts = parse_timestamp(raw_ts)
                     except ValueError as e:
-                        raise CliError(
-                            f"unparsable timestamp at {where()}: column {ts_col!r}: {e}", EXIT_INPUT
-                        ) from None
+                        what = f"column {ts_col!r}: {e}"
+                        bad_input(
+                            line, record, f"unparsable timestamp: {what}", f"unparsable timestamp at {where()}: {what}"
+                        )
+                        continue
                     last_raw_ts = raw_ts
                 events += 1
                 try:
                     outputs = op.process_element(record, timestamp=ts)
                 except Exception as e:
-                    emit(getattr(e, "outputs", None) or [])  # BadRecordError: what was ready before
                     raise _matching_error(e, where()) from e
                 if outputs:
                     emit(outputs)
@@ -278,9 +358,8 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
                     progress.update(events, counts, read_progress)
             line = None
             try:
-                outputs = op.flush()
+                outputs = _flush_warning_plainly(op)
             except Exception as e:
-                emit(getattr(e, "outputs", None) or [])
                 raise _matching_error(e, where()) from e
             emit(outputs)
             out.flush()
@@ -293,19 +372,47 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
     return EXIT_OK
 
 
-def _check_columns(record: Any, key_col: str | None, ts_col: str, location: str, explicit_ts: bool) -> None:
+def _flush_warning_plainly(op: Any) -> list[Any]:
+    """``op.flush()``; its warning of matches that never came out is a ``flowcep: warning:`` line."""
+    from flowcep.runtime.output import HeldBackMatchesWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", HeldBackMatchesWarning)
+        outputs: list[Any] = op.flush()
+    for w in caught:
+        if issubclass(w.category, HeldBackMatchesWarning):
+            print(f"{PROG}: warning: {w.message}", file=sys.stderr)
+        else:  # someone else's: as it would have been shown
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    return outputs
+
+
+def _missing_column(
+    record: Any, key_col: str | None, ts_col: str, explicit_ts: bool
+) -> tuple[str, str] | None:
+    """What is wrong with the columns of ``record`` (None: nothing): ``missing column 'x'``, and
+    the columns it has, with a hint."""
     columns = ", ".join(map(str, record)) or "none"
     if ts_col not in record:
         hint = "" if explicit_ts else "; name the event-time column with --timestamp COL"
-        raise CliError(f"missing column {ts_col!r} at {location} (columns: {columns}){hint}", EXIT_INPUT)
+        return f"missing column {ts_col!r}", f"(columns: {columns}){hint}"
     if key_col and key_col not in record:
-        raise CliError(f"missing column {key_col!r} (--key) at {location} (columns: {columns})", EXIT_INPUT)
+        return f"missing column {key_col!r} (--key)", f"(columns: {columns})"
+    return None
+
+
+def _bad_record_error(bad: Any, at_line: Callable[[int], str]) -> CliError:
+    """The error that stops a run (without --keep-going) at a record the operator rejected: at
+    the record's own line, which may have been read long before it was matched."""
+    from flowcep.cli_support.records import source_line
+    from flowcep.runtime.output import describe
+
+    n = source_line(bad.record)
+    location = "" if n is None else f" at {at_line(n)}"
+    return CliError(f"matching failed{location}: {describe(bad)}{KEEP_GOING_HINT}", EXIT_RUNTIME)
 
 
 def _matching_error(e: BaseException, location: str) -> CliError:
-    hint = " (pass --keep-going to write such records as kind bad_record and carry on)"
-    if type(e).__name__ == "BadRecordError":
-        return CliError(f"matching failed at {location}: {e}{hint}", EXIT_RUNTIME)
     return CliError(f"matching failed at {location}: {type(e).__name__}: {e}", EXIT_RUNTIME)
 
 
@@ -333,7 +440,10 @@ def _output_record(
         else:
             record["match"] = value
     elif kind == "bad_record":
+        from flowcep.cli_support.records import source_line
+
         event, error = _split_bad_record(value)
+        record["line"] = source_line(event)
         record["event"] = event
         record["error"] = error
     else:
@@ -441,12 +551,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
     pf = load_pattern_file(args.pattern)
     nfa = compile_pattern(pf.pattern, args.pattern)
     title = str(args.pattern)
-    sys.stdout.write(explain_text(nfa, pf.pattern, title))
+    out = _Output(sys.stdout, "standard output")
+    if args.dot != "-":  # with --dot -, stdout is only the DOT: `flowcep explain p.py --dot - | dot -Tsvg`
+        out.write(explain_text(nfa, pf.pattern, title))
     if not (args.dot or args.svg or args.png):
         return EXIT_OK
     dot = explain_dot(nfa, title)
     if args.dot == "-":
-        sys.stdout.write("\n" + dot)
+        out.write(dot)
     elif args.dot:
         try:
             Path(args.dot).write_text(dot, encoding="utf-8")
@@ -466,7 +578,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from flowcep.cli_support.demo import run_demo
 
-    return run_demo(args.examples)
+    # its print()s through _Output: a stdout that cannot be written is one error line
+    with redirect_stdout(_Output(sys.stdout, "standard output")):  # type: ignore[type-var]  # (write, flush)
+        return run_demo(args.examples)
 
 
 __all__ = [

@@ -81,3 +81,18 @@ def test_console_script_end_to_end(tmp_path):
     )
     err = proc.stderr.decode()
     assert proc.returncode == 4 and "input file not found" in err and "Traceback" not in err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+def test_demo_to_a_full_stdout_is_one_error_line():
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "flowcep.cli", "demo", "--examples", str(EXAMPLES)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            env=env,
+            timeout=120,
+        )
+    assert proc.returncode == 1
+    assert proc.stderr.decode() == "flowcep: error: cannot write standard output: No space left on device\n"

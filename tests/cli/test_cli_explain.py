@@ -54,6 +54,14 @@ def test_explain_dot_to_file_and_stdout(cli, write, tmp_path):
     assert "digraph flowcep {" in r.out
 
 
+def test_explain_dot_to_stdout_prints_only_the_dot(cli, write):
+    p = write("p.py", AB_PATTERN)
+    r = cli("explain", p, "--dot", "-")
+    assert r.status == EXIT_OK, r.err
+    assert r.out.startswith("digraph flowcep {") and r.out.rstrip().endswith("}")
+    assert "[Start]" not in r.out and "steps:" not in r.out
+
+
 def test_explain_svg_without_graphviz_says_so(cli, write, tmp_path, monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     p = write("p.py", AB_PATTERN)

@@ -4,13 +4,16 @@ import gc
 import gzip
 import io
 import json
+import os
+import subprocess
 import sys
+from typing import Any
 
 import pytest
 
 from flowcep.cli_support.errors import EXIT_DEPENDENCY, EXIT_INPUT, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
 
-from .conftest import AB_PATTERN
+from .conftest import AB_PATTERN, REPO
 
 EVENTS_CSV = """
     timestamp,user,kind
@@ -366,3 +369,203 @@ def test_run_raises_the_collectors_thresholds_while_matching_and_restores_them(c
     recs = cli("run", p, data, "--key", "user").records
     assert [r["value"] for r in recs if r["kind"] == "match"] == [[50_000, 50, 100]]
     assert gc.get_threshold() == before
+
+
+# ----------------------------------------------------------------------------- bad records: where, and --keep-going
+
+AMOUNTS = """
+    from flowcep import Pattern
+    pattern = Pattern.begin("a").where(lambda e: e.amount > 10).followed_by("b").where(lambda e: e.amount > 20)
+"""
+
+
+@pytest.fixture
+def amounts(write):
+    return write("p.py", AMOUNTS)
+
+
+def bad_then_match(r):
+    """The bad_record line of a run that wrote one, then one match, and ended well."""
+    assert r.status == EXIT_OK, r.err
+    assert [x["kind"] for x in r.records] == ["bad_record", "match"]
+    return r.records[0]
+
+
+def test_a_condition_error_names_its_records_line_when_out_of_orderness_buffers_it(cli, write, amounts):
+    # line 5 is matched only once line 8 moves the watermark (-d 5s) past 4000
+    data = write("in.csv", "timestamp,amount\n1000,15\n2000,16\n3000,17\n4000,oops\n5000,25\n9000,1\n12000,2\n")
+    r = cli("run", amounts, data, "-d", "5s")
+    assert r.status == EXIT_RUNTIME
+    assert "matching failed at in.csv: line 5: bad record" in r.err.replace(str(data.parent) + "/", "")
+
+
+def test_a_condition_error_names_its_records_line_without_out_of_orderness(cli, write, amounts):
+    # line 2 is matched when line 3's later timestamp moves the watermark past it
+    data = write("in.csv", "timestamp,amount\n1,oops\n2,15\n")
+    r = cli("run", amounts, data)
+    assert r.status == EXIT_RUNTIME
+    assert "matching failed at in.csv: line 2: bad record" in r.err.replace(str(data.parent) + "/", "")
+
+
+def test_stopping_at_a_condition_error_writes_nothing_matched_after_it(cli, write, amounts):
+    # the bad row (4000) and the row completing three matches (5000) are matched in one firing
+    data = write("in.csv", "timestamp,amount\n1000,15\n2000,16\n3000,17\n4000,oops\n5000,25\n9000,1\n12000,2\n")
+    r = cli("run", amounts, data, "-d", "5s")
+    assert r.status == EXIT_RUNTIME
+    assert r.out == ""
+
+
+def test_keep_going_writes_a_condition_error_with_its_records_line(cli, write, amounts):
+    data = write("in.csv", "timestamp,amount\n1000,15\n2000,16\n3000,17\n4000,oops\n5000,25\n9000,1\n12000,2\n")
+    r = cli("run", amounts, data, "-d", "5s", "--keep-going")
+    assert r.status == EXIT_OK, r.err
+    assert r.records[0] == {
+        "kind": "bad_record",
+        "key": None,
+        "timestamp": 4000,
+        "line": 5,
+        "event": {"timestamp": 4000, "amount": "oops"},
+        "error": "condition raised TypeError: '>' not supported between instances of 'str' and 'int' "
+        "(at pattern step 'b')",
+    }
+    assert [x["kind"] for x in r.records] == ["bad_record", "match", "match", "match"]
+
+
+def test_keep_going_writes_invalid_json_as_a_bad_record_and_carries_on(cli, write, amounts):
+    data = write("in.jsonl", '{"timestamp": 1, "amount": 15}\n{"timestamp": 2,\n{"timestamp": 3, "amount": 25}\n')
+    bad = bad_then_match(cli("run", amounts, data, "--keep-going"))
+    error = bad.pop("error")
+    assert bad == {"kind": "bad_record", "key": None, "timestamp": None, "line": 2, "event": '{"timestamp": 2,'}
+    # json's own words after "not valid JSON" (CPython's: Expecting property name enclosed in
+    # double quotes), and the column
+    assert error.startswith("not valid JSON (") and error.endswith(", column 1)")
+
+
+def test_keep_going_writes_a_json_line_that_is_no_object_as_a_bad_record(cli, write, amounts):
+    data = write("in.jsonl", '{"timestamp": 1, "amount": 15}\n[2, 16]\n{"timestamp": 3, "amount": 25}\n')
+    assert bad_then_match(cli("run", amounts, data, "--keep-going")) == {
+        "kind": "bad_record",
+        "key": None,
+        "timestamp": None,
+        "line": 2,
+        "event": [2, 16],
+        "error": "expected a JSON object per line, got list",
+    }
+
+
+def test_keep_going_writes_a_csv_row_of_the_wrong_width_as_a_bad_record(cli, write, amounts):
+    data = write("in.csv", "timestamp,amount\n1,15\n2,16,7\n3,25\n")
+    assert bad_then_match(cli("run", amounts, data, "--keep-going")) == {
+        "kind": "bad_record",
+        "key": None,
+        "timestamp": None,
+        "line": 3,
+        "event": ["2", "16", "7"],
+        "error": "3 cells, but the header has 2 columns",
+    }
+
+
+def test_keep_going_writes_an_unparsable_timestamp_as_a_bad_record(cli, write, amounts):
+    data = write("in.csv", "timestamp,amount\n1,15\nlunchtime,16\n3,25\n")
+    assert bad_then_match(cli("run", amounts, data, "--keep-going")) == {
+        "kind": "bad_record",
+        "key": None,
+        "timestamp": None,
+        "line": 3,
+        "event": {"timestamp": "lunchtime", "amount": 16},
+        "error": "unparsable timestamp: column 'timestamp': "
+        "'lunchtime' is neither milliseconds since the epoch nor an ISO-8601 date-time",
+    }
+
+
+def test_keep_going_writes_a_record_without_the_key_column_as_a_bad_record(cli, write, amounts):
+    data = write(
+        "in.jsonl",
+        """
+        {"timestamp": 1, "user": "u1", "amount": 15}
+        {"timestamp": 2, "amount": 16}
+        {"timestamp": 3, "user": "u1", "amount": 25}
+        """,
+    )
+    assert bad_then_match(cli("run", amounts, data, "--key", "user", "--keep-going")) == {
+        "kind": "bad_record",
+        "key": None,
+        "timestamp": None,
+        "line": 2,
+        "event": {"timestamp": 2, "amount": 16},
+        "error": "missing column 'user' (--key) (columns: timestamp, amount)",
+    }
+
+
+def test_keep_going_writes_a_line_that_is_not_utf8_as_a_bad_record(cli, tmp_path, amounts):
+    data = tmp_path / "in.jsonl"
+    data.write_bytes(b'{"timestamp": 1, "amount": 15}\n\xff\xfe\n{"timestamp": 3, "amount": 25}\n')
+    assert bad_then_match(cli("run", amounts, data, "--keep-going")) == {
+        "kind": "bad_record",
+        "key": None,
+        "timestamp": None,
+        "line": 2,
+        "event": "\ufffd\ufffd",
+        "error": "not UTF-8 text (invalid start byte)",
+    }
+
+
+def test_a_bad_line_stops_the_run_before_anything_for_it_and_suggests_keep_going(cli, write, amounts):
+    # 15 then 25 would match at line 3; the bad line 2 stops the run first
+    data = write("in.jsonl", '{"timestamp": 1, "amount": 15}\n{"timestamp": 2,\n{"timestamp": 3, "amount": 25}\n')
+    r = cli("run", amounts, data)
+    assert r.status == EXIT_INPUT
+    assert r.out == ""
+    assert "in.jsonl: line 2: not valid JSON" in r.err and "pass --keep-going" in r.err
+
+
+# ----------------------------------------------------------------------------- output that cannot be written
+
+DEV_FULL = "/dev/full"
+needs_dev_full = pytest.mark.skipif(not os.path.exists(DEV_FULL), reason="no /dev/full here")
+
+
+def _run_process(*argv: object, stdout: Any = subprocess.PIPE) -> subprocess.CompletedProcess[bytes]:
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    return subprocess.run(
+        [sys.executable, "-m", "flowcep.cli", *map(str, argv)],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        env=env,
+        timeout=120,
+    )
+
+
+@needs_dev_full
+def test_an_output_file_that_cannot_be_written_is_one_error_line(write, ab):
+    data = write("in.csv", EVENTS_CSV)
+    proc = _run_process("run", ab, data, "--key", "user", "-q", "-o", DEV_FULL)
+    assert proc.returncode == EXIT_RUNTIME
+    assert proc.stderr.decode() == "flowcep: error: cannot write /dev/full: No space left on device\n"
+
+
+@needs_dev_full
+def test_a_standard_output_that_cannot_be_written_is_one_error_line(write, ab):
+    data = write("in.csv", EVENTS_CSV)
+    with open(DEV_FULL, "w") as full:
+        proc = _run_process("run", ab, data, "--key", "user", "-q", stdout=full)
+    assert proc.returncode == EXIT_RUNTIME
+    assert proc.stderr.decode() == "flowcep: error: cannot write standard output: No space left on device\n"
+
+
+def test_matches_held_back_for_ever_are_a_warning_line(cli, write):
+    p = write(
+        "p.py",
+        """
+        from flowcep import Pattern, AfterMatchSkipStrategy
+        pattern = (
+            Pattern.begin("b", AfterMatchSkipStrategy.skip_to_first("b")).where(lambda e: e.kind == "b")
+            .one_or_more().next("c").where(lambda e: e.kind == "c")
+        )
+        """,
+    )
+    data = write("in.csv", "timestamp,kind\n1,b\n2,b\n3,b\n4,c\n")
+    r = cli("run", p, data)
+    assert r.status == EXIT_OK, r.err
+    assert [len(x["match"]["b"]) for x in r.records] == [3]  # b2 b3 c and b3 c wait behind b1 b2 b3...
+    assert "flowcep: warning: 2 completed matches of 1 key never came out" in r.err

@@ -6,7 +6,8 @@ import pytest
 
 from flowcep.cli_support import CliError, Record, read_events, read_rows
 from flowcep.cli_support.errors import EXIT_DEPENDENCY, EXIT_INPUT
-from flowcep.cli_support.inputs import ReadProgress, convert_cell, detect_format
+from flowcep.cli_support.inputs import BadRow, ReadProgress, convert_cell, detect_format
+from flowcep.cli_support.records import source_line
 
 
 def test_record_is_a_dict_with_attributes():
@@ -58,6 +59,25 @@ def test_read_csv(tmp_path):
         (4, {"time": 3, "name": "c", "price": None}),
     ]
     assert all(isinstance(r, Record) for _, r in rows)
+
+
+def test_a_record_remembers_the_line_it_was_read_from(tmp_path):
+    p = tmp_path / "t.jsonl"
+    p.write_text('{"time": 1}\n\n{"time": 3, "line": "L3"}\n', encoding="utf-8")
+    records = read_events(p)
+    assert [source_line(r) for r in records] == [1, 3]
+    assert records[1].line == "L3"  # a column named line is still the column
+    assert source_line(Record(time=1)) is None
+
+
+def test_read_rows_with_bad_rows_yields_a_bad_row_in_the_lines_place(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("a,b\n1,2\n3\n4,5\n", encoding="utf-8")
+    assert list(read_rows(p, bad_rows=True)) == [
+        (2, {"a": 1, "b": 2}),
+        (3, BadRow(["3"], "1 cells, but the header has 2 columns")),
+        (4, {"a": 4, "b": 5}),
+    ]
 
 
 def test_read_csv_wrong_width_names_the_line(tmp_path):

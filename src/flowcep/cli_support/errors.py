@@ -10,6 +10,9 @@ EXIT_PATTERN = 3  # the pattern file cannot be loaded or defines no valid patter
 EXIT_INPUT = 4  # the input cannot be read: missing file or column, bad timestamp, bad JSON
 EXIT_DEPENDENCY = 5  # an optional dependency (pyarrow, pyspark) is not installed
 
+# how an error about one bad record ends, when it stops the run
+KEEP_GOING_HINT = " (pass --keep-going to write such records as kind bad_record and carry on)"
+
 
 class CliError(Exception):
     """An error with a message meant for the user and the exit status to leave with."""

@@ -1,7 +1,12 @@
 """Reading events from CSV, JSON lines or Parquet files (or standard input).
 
 Every row comes out as a :class:`Record` together with its location (the line number in a
-text file, the row number in a Parquet file), so that errors can say where the bad row is.
+text file, the row number in a Parquet file), so that errors can say where the bad row is; the
+record keeps it too (``source_line``), for errors met when it is matched.
+
+A line that is no record (invalid JSON, a CSV row of the wrong width, text that is not UTF-8)
+stops the reading with a :class:`CliError`, or, with ``bad_rows=True``, comes out as a
+:class:`BadRow` in its place and reading goes on (``flowcep run --keep-going``).
 
 CSV cells are typed the obvious way: ``42`` becomes an int, ``3.5`` a float, an empty cell
 ``None``; everything else stays a string (``007`` too, so identifiers keep their zeros).
@@ -21,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from flowcep.cli_support.errors import EXIT_DEPENDENCY, EXIT_INPUT, CliError
-from flowcep.cli_support.records import Record
+from flowcep.cli_support.errors import EXIT_DEPENDENCY, EXIT_INPUT, KEEP_GOING_HINT, CliError
+from flowcep.cli_support.records import Record, set_source_line
 
 FORMATS = ("csv", "jsonl", "parquet")
 _EXTENSIONS = {
@@ -50,6 +55,15 @@ class ReadProgress:
         if not self.total:
             return None
         return min(1.0, self.done / self.total)
+
+
+@dataclass(frozen=True)
+class BadRow:
+    """A line that is no record: what could be read of it (the text, the cells, the JSON value)
+    and what is wrong with it."""
+
+    value: Any
+    reason: str
 
 
 def detect_format(path: str, fmt: str | None) -> str:
@@ -87,12 +101,14 @@ def convert_cell(text: str) -> Any:
 
 
 def read_rows(
-    path: str | Path, fmt: str | None = None, progress: ReadProgress | None = None
-) -> Iterator[tuple[int, Record]]:
+    path: str | Path, fmt: str | None = None, progress: ReadProgress | None = None, bad_rows: bool = False
+) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_or_row_number, Record)`` for every row of ``path`` (``"-"`` = stdin).
 
     Raises :class:`CliError` (exit status 4, or 5 when pyarrow is missing for parquet) with the
-    file and line in the message when the input cannot be read.
+    file and line in the message when the input cannot be read; with ``bad_rows``, a line that
+    is no record comes out as ``(line, BadRow)`` instead, and reading goes on (a file that
+    cannot be opened, or a CSV header that cannot be read, still raises).
     """
     path = str(path)
     fmt = detect_format(path, fmt)
@@ -101,17 +117,24 @@ def read_rows(
         yield from _read_parquet(path, progress)
         return
     with _open_binary(path, progress) as raw:
-        lines = _decoded_lines(raw, path, progress)
+        undecodable: list[tuple[int, BadRow]] | None = [] if bad_rows else None
+        lines = _decoded_lines(raw, path, progress, undecodable)
         if not fmt:
             first = next(lines, None)
             if first is None:
                 return
             fmt = "jsonl" if first.lstrip().startswith("{") else "csv"
             lines = _chain_first(first, lines)
-        if fmt == "csv":
-            yield from _read_csv(lines, path)
-        else:
-            yield from _read_jsonl(lines, path)
+        rows = _read_csv(lines, path, bad_rows) if fmt == "csv" else _read_jsonl(lines, path, bad_rows)
+        if undecodable is None:
+            yield from rows
+            return
+        for row in rows:
+            if undecodable:  # lines before this row that were not UTF-8
+                yield from undecodable
+                undecodable.clear()
+            yield row
+        yield from undecodable
 
 
 def read_events(path: str | Path, fmt: str | None = None) -> list[Record]:
@@ -162,14 +185,24 @@ def _open_binary(path: str, progress: ReadProgress) -> IO[bytes]:
     return io.BufferedReader(_Counting(f, progress))
 
 
-def _decoded_lines(raw: IO[bytes], path: str, progress: ReadProgress) -> Iterator[str]:
+def _decoded_lines(
+    raw: IO[bytes], path: str, progress: ReadProgress, undecodable: list[tuple[int, BadRow]] | None
+) -> Iterator[str]:
+    """The lines of ``raw`` as text. A line that is not UTF-8 raises, or with ``undecodable``
+    (a list) is put there as a bad row and read as a blank line, which the readers skip."""
     line_no = 0
     for line in raw:
         line_no += 1
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise CliError(f"{_where(path, line_no)}: not UTF-8 text ({e.reason})", EXIT_INPUT) from None
+            bad = BadRow(line.decode("utf-8", "replace").rstrip("\r\n"), f"not UTF-8 text ({e.reason})")
+            if undecodable is None:
+                _reject(path, line_no, bad, False)  # raises
+            else:
+                undecodable.append((line_no, bad))
+            yield "\n"
+            continue
         if line_no == 1 and text.startswith("\ufeff"):
             text = text[1:]  # byte-order mark
         yield text
@@ -180,7 +213,14 @@ def _where(path: str, line: int, what: str = "line") -> str:
     return f"{name}: {what} {line}"
 
 
-def _read_csv(lines: Iterable[str], path: str) -> Iterator[tuple[int, Record]]:
+def _reject(path: str, line: int, bad: BadRow, bad_rows: bool) -> BadRow:
+    """``bad``, to yield in the line's place with ``bad_rows``; else the error that stops reading."""
+    if not bad_rows:
+        raise CliError(f"{_where(path, line)}: {bad.reason}{KEEP_GOING_HINT}", EXIT_INPUT)
+    return bad
+
+
+def _read_csv(lines: Iterable[str], path: str, bad_rows: bool) -> Iterator[tuple[int, Any]]:
     reader = csv.reader(lines)
     try:
         header = next(reader)
@@ -199,18 +239,21 @@ def _read_csv(lines: Iterable[str], path: str) -> Iterator[tuple[int, Record]]:
         except StopIteration:
             return
         except csv.Error as e:
-            raise CliError(f"{_where(path, reader.line_num)}: bad CSV: {e}", EXIT_INPUT) from None
+            yield reader.line_num, _reject(path, reader.line_num, BadRow(None, f"bad CSV: {e}"), bad_rows)
+            continue
         if not cells:
             continue  # blank line
+        line_no = reader.line_num
         if len(cells) != width:
-            raise CliError(
-                f"{_where(path, reader.line_num)}: {len(cells)} cells, but the header has {width} columns",
-                EXIT_INPUT,
-            )
-        yield reader.line_num, Record(zip(header, map(convert, cells)))  # widths checked above
+            reason = f"{len(cells)} cells, but the header has {width} columns"
+            yield line_no, _reject(path, line_no, BadRow(cells, reason), bad_rows)
+            continue
+        record = Record(zip(header, map(convert, cells)))  # widths checked above
+        set_source_line(record, line_no)
+        yield line_no, record
 
 
-def _read_jsonl(lines: Iterable[str], path: str) -> Iterator[tuple[int, Record]]:
+def _read_jsonl(lines: Iterable[str], path: str, bad_rows: bool) -> Iterator[tuple[int, Any]]:
     loads = json.loads
     for line_no, line in enumerate(lines, 1):
         if not line.strip():
@@ -218,15 +261,16 @@ def _read_jsonl(lines: Iterable[str], path: str) -> Iterator[tuple[int, Record]]
         try:
             obj = loads(line)
         except json.JSONDecodeError as e:
-            raise CliError(
-                f"{_where(path, line_no)}: not valid JSON ({e.msg}, column {e.colno})", EXIT_INPUT
-            ) from None
+            bad = BadRow(line.rstrip("\r\n"), f"not valid JSON ({e.msg}, column {e.colno})")
+            yield line_no, _reject(path, line_no, bad, bad_rows)
+            continue
         if not isinstance(obj, dict):
-            raise CliError(
-                f"{_where(path, line_no)}: expected a JSON object per line, got {type(obj).__name__}",
-                EXIT_INPUT,
-            )
-        yield line_no, Record(obj)
+            bad = BadRow(obj, f"expected a JSON object per line, got {type(obj).__name__}")
+            yield line_no, _reject(path, line_no, bad, bad_rows)
+            continue
+        record = Record(obj)
+        set_source_line(record, line_no)
+        yield line_no, record
 
 
 def _read_parquet(path: str, progress: ReadProgress) -> Iterator[tuple[int, Record]]:
@@ -251,4 +295,6 @@ def _read_parquet(path: str, progress: ReadProgress) -> Iterator[tuple[int, Reco
         for obj in batch.to_pylist():
             row += 1
             progress.done = row
-            yield row, Record(obj)
+            record = Record(obj)
+            set_source_line(record, row)
+            yield row, record

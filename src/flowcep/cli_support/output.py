@@ -6,7 +6,7 @@ One JSON object per line, always with ``kind`` (``match``, ``timeout``, ``late``
 * ``match``: ``"match": {step: [events...]}``, or ``"value"`` when the pattern file has ``select``;
 * ``timeout``: ``"match"`` with the partial match, or ``"value"`` from the file's ``timeout``;
 * ``late``: ``"event"``, the event that arrived behind the watermark;
-* ``bad_record``: ``"event"`` and ``"error"``.
+* ``bad_record``: ``"line"`` (where the record was read), ``"event"`` and ``"error"``.
 """
 
 from __future__ import annotations

@@ -11,9 +11,13 @@ class Record(dict[str, Any]):
     A ``Record`` is a plain ``dict`` underneath, so it serializes to JSON as is, pickles, and
     works with code written for dicts. Columns whose names are not identifiers (``"unit price"``)
     or clash with dict methods (``items``, ``keys``...) are reached with ``e["..."]``.
+
+    A record read from a file remembers where it came from (``source_line``), so that an error
+    met when it is finally matched, maybe much later, names its own line. That takes one slot,
+    ``_flowcep_line``: a column of that name is reached with ``e["_flowcep_line"]`` only.
     """
 
-    __slots__ = ()
+    __slots__ = ("_flowcep_line",)
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -29,3 +33,17 @@ class Record(dict[str, Any]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Record, (dict(self),))
+
+
+_LINE = Record.__dict__["_flowcep_line"]  # the slot itself: never a column's value
+set_source_line = _LINE.__set__
+
+
+def source_line(record: Any) -> int | None:
+    """The line (the row, in a Parquet file) ``record`` was read from; None if not known."""
+    if not isinstance(record, Record):
+        return None
+    try:
+        return _LINE.__get__(record)  # type: ignore[no-any-return]
+    except AttributeError:
+        return None

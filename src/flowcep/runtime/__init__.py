@@ -9,7 +9,7 @@ from flowcep.runtime.functions import (
 )
 from flowcep.runtime.gctuning import tune_gc
 from flowcep.runtime.operator import LONG_MAX, LONG_MIN, CepOperator
-from flowcep.runtime.output import BadRecord, BadRecordError, Output
+from flowcep.runtime.output import BadRecord, BadRecordError, HeldBackMatchesWarning, Output
 from flowcep.runtime.snapshot import SnapshotError
 from flowcep.runtime.stream import (
     BAD_RECORDS,
@@ -33,6 +33,7 @@ __all__ = [
     "CepOperator",
     "Collector",
     "Context",
+    "HeldBackMatchesWarning",
     "Output",
     "OutputTag",
     "PatternProcessFunction",

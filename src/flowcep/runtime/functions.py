@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -155,6 +155,33 @@ def resolve_callable(fn: Any, *names: str) -> Callable[..., Any]:
     if callable(fn):
         return fn  # type: ignore[no-any-return]
     raise TypeError(f"expected a callable or an object with {' or '.join(names)}(), got {fn!r}")
+
+
+def extractor(role: str, fn: Any) -> Callable[[Any], Any] | None:
+    """``key_by`` or ``timestamp`` as a function of the event: a callable as it is, a field name
+    as ``field_reader(name)``, None as None."""
+    if fn is None or callable(fn):
+        return fn
+    if isinstance(fn, str):
+        return field_reader(fn)
+    raise TypeError(f"{role} must be a callable or a field name, got {fn!r}")
+
+
+def field_reader(name: str) -> Callable[[Any], Any]:
+    """A function that reads the field ``name`` of an event: its key ``name`` if the event is a
+    dict (any ``Mapping``), else its attribute ``name``; ``LookupError`` if it has none."""
+
+    def read(event: Any) -> Any:
+        try:
+            if isinstance(event, Mapping):
+                return event[name]
+            return getattr(event, name)
+        except (KeyError, AttributeError):
+            kind = "key" if isinstance(event, Mapping) else "attribute"
+            raise LookupError(f"the event has no field {name!r} (no {kind} of that name)") from None
+
+    read.__qualname__ = read.__name__ = f"field_reader({name!r})"
+    return read
 
 
 def call_open(fn: Any) -> None:

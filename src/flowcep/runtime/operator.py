@@ -23,6 +23,7 @@ import math
 import operator as _op
 import sys
 import time
+import warnings
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Hashable, Iterable
 from datetime import datetime
@@ -30,6 +31,7 @@ from typing import Any, Final
 
 from flowcep.nfa import NFA, NFACompiler
 from flowcep.pattern import ConditionError, Pattern, to_millis
+from flowcep.runtime.functions import extractor
 from flowcep.runtime.output import (
     BAD_RECORD,
     LATE,
@@ -40,6 +42,7 @@ from flowcep.runtime.output import (
     TIMEOUT,
     BadRecord,
     BadRecordError,
+    HeldBackMatchesWarning,
     Output,
     make_output,
 )
@@ -184,7 +187,8 @@ class CepOperator:
     """Flink's ``CepOperator`` over a pushed stream; see the module docstring and docs/runtime.md.
 
     ``key_by(event)`` gives the key (None: one global key); ``timestamp(event)`` the event time in
-    ms (or pass ``process_element(event, timestamp)``). ``out_of_orderness`` (ms or ``timedelta``)
+    ms (or pass ``process_element(event, timestamp)``). Either may also be a field name: it reads
+    the event's key of that name if the event is a dict (any Mapping), else its attribute. ``out_of_orderness`` (ms or ``timedelta``)
     makes the operator generate a bounded-out-of-orderness watermark after every element
     (``max_ts - out_of_orderness - 1``); ``None`` leaves watermarks to ``process_watermark``.
     ``comparator(a, b) -> int`` orders elements with equal timestamps. ``on_error`` is
@@ -230,8 +234,8 @@ class CepOperator:
         self,
         pattern: Pattern,
         *,
-        key_by: Callable[[Any], Hashable] | None = None,
-        timestamp: Callable[[Any], int] | None = None,
+        key_by: Callable[[Any], Hashable] | str | None = None,
+        timestamp: Callable[[Any], int] | str | None = None,
         out_of_orderness: Any = 0,
         comparator: Any = None,
         processing_time: bool = False,
@@ -241,9 +245,10 @@ class CepOperator:
     ) -> None:
         if on_error not in _ON_ERROR:
             raise ValueError(f"on_error must be one of {_ON_ERROR}, got {on_error!r}")
-        for name, fn in (("key_by", key_by), ("timestamp", timestamp), ("clock", clock)):
-            if fn is not None and not callable(fn):
-                raise TypeError(f"{name} must be a callable, got {fn!r}")
+        if clock is not None and not callable(clock):
+            raise TypeError(f"clock must be a callable, got {clock!r}")
+        key_by = extractor("key_by", key_by)
+        timestamp = extractor("timestamp", timestamp)
         self.pattern = pattern
         self.nfa: NFA = NFACompiler.compile(pattern, timeout_handling=timeout_handling)
         self.fingerprint = pattern_fingerprint(pattern)
@@ -453,16 +458,46 @@ class CepOperator:
 
         In processing time, comparator-buffered elements are processed; partial matches are
         not timed out (Flink only advances processing time when an element arrives).
+
+        Completed matches that a skip strategy still holds back then (behind an earlier partial
+        match that never closes: no window) never come out, as in Flink; a
+        ``HeldBackMatchesWarning`` says how many.
         """
         if not self.processing_time:
-            return self.process_watermark(LONG_MAX)
-        out: list[Output] = []
-        if self._resume:
-            self._resume_firing(out)
-        self._fire_processing_time(None, out)
-        if self._errors:
-            self._raise_errors(out)
+            out = self.process_watermark(LONG_MAX)
+        else:
+            out = []
+            if self._resume:
+                self._resume_firing(out)
+            self._fire_processing_time(None, out)
+            if self._errors:
+                self._raise_errors(out)
+        self._warn_held_back()
         return out
+
+    def _held_back(self) -> tuple[int, int]:
+        """Completed matches held back by a skip strategy, and the keys holding them."""
+        matches = keys = 0
+        for ks in self._keys.values():
+            held = len(ks.state.completed_matches.queue)
+            if held:
+                matches += held
+                keys += 1
+        return matches, keys
+
+    def _warn_held_back(self) -> None:
+        matches, keys = self._held_back()
+        if matches:
+            warnings.warn(
+                HeldBackMatchesWarning(
+                    f"{matches} completed match{'es' if matches != 1 else ''} of {keys} "
+                    f"key{'s' if keys != 1 else ''} never came out: the pattern's skip strategy "
+                    "holds a completed match back while a partial match that started earlier is "
+                    "open, and those never closed (no window). Flink does the same; within(...) "
+                    "bounds the wait (docs/semantics.md, section 6)"
+                ),
+                stacklevel=3,
+            )
 
     def next_deadline(self) -> int | None:
         """The smallest watermark at which a call may produce output (None: only new elements can).
@@ -491,6 +526,7 @@ class CepOperator:
         partial = 0
         buffered = 0
         entries = 0
+        held_back, _ = self._held_back()
         for ks in self._keys.values():
             partial += ks.state.partial_match_count()
             entries += self.nfa.held_entries(ks.buffer, ks.state)
@@ -503,6 +539,7 @@ class CepOperator:
             "timeouts": self.timeouts,
             "bad_records": self.bad_records,
             "partial_matches": partial,
+            "held_back_matches": held_back,
             "buffered_events": buffered,
             "shared_buffer_entries": entries,
             "keys": len(self._keys),

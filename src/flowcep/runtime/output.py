@@ -1,4 +1,5 @@
-"""What the operator emits: ``Output`` records, ``BadRecord`` and ``BadRecordError``."""
+"""What the operator emits: ``Output`` records, ``BadRecord`` and ``BadRecordError``, and the
+``HeldBackMatchesWarning`` of matches that never come out."""
 
 from __future__ import annotations
 
@@ -106,6 +107,12 @@ class BadRecordError(ValueError):
     @property
     def step(self) -> str | None:
         return self.bad_record.step
+
+
+class HeldBackMatchesWarning(UserWarning):
+    """At the end of input (``flush``), completed matches were still held back by a skip strategy
+    behind an earlier partial match that never closed (a pattern without a window): they never
+    come out, as in Flink. ``CepOperator.stats()["held_back_matches"]`` counts them at any time."""
 
 
 def describe(bad: BadRecord) -> str:

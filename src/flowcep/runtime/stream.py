@@ -53,15 +53,18 @@ class CEP:
         events: Iterable[Any],
         pattern: Pattern,
         *,
-        key_by: Callable[[Any], Hashable] | None = None,
-        timestamp: Callable[[Any], int] | None = None,
+        key_by: Callable[[Any], Hashable] | str | None = None,
+        timestamp: Callable[[Any], int] | str | None = None,
         out_of_orderness: Any = 0,
         comparator: Any = None,
         processing_time: bool = False,
         clock: Callable[[], int] | None = None,
         on_error: str = "raise",
     ) -> PatternStream:
-        """Detect ``pattern`` in ``events`` (any iterable, possibly unbounded); see ``CepOperator``."""
+        """Detect ``pattern`` in ``events`` (any iterable, possibly unbounded); see ``CepOperator``.
+
+        ``key_by`` and ``timestamp`` are functions of the event, or field names (``key_by="user"``:
+        ``event["user"]`` for a dict, else ``event.user``)."""
         if not isinstance(pattern, Pattern):
             raise TypeError(f"CEP.pattern needs a Pattern, got {pattern!r}")
         return PatternStream(
@@ -83,8 +86,8 @@ class PatternStream:
 
     events: Iterable[Any]
     pattern: Pattern
-    key_by: Callable[[Any], Hashable] | None = None
-    timestamp: Callable[[Any], int] | None = None
+    key_by: Callable[[Any], Hashable] | str | None = None
+    timestamp: Callable[[Any], int] | str | None = None
     out_of_orderness: Any = 0
     comparator: Any = None
     processing_time: bool = False
