@@ -6,7 +6,8 @@ run through the pure-Python ``CepOperator`` in this process, side by side.
 
     python benchmarks/bench_spark.py [--events 300000] [--keys 1000 100000] [--master local[2]]
 
-Prints a table, then one JSON line. Times include Spark's job (and query) start-up, as a user
+"streaming no-op" runs the streaming query's input, buckets and state calls through a processor
+that matches nothing: Spark's own share of the streaming time. Prints a table, then one JSON line. Times include Spark's job (and query) start-up, as a user
 running one job would see them; the first configuration also pays the Python workers' start.
 """
 
@@ -72,12 +73,59 @@ def bench_batch(spark: Any, n: int, keys: int) -> tuple[float, int]:
     return elapsed, matches
 
 
-def bench_stream(spark: Any, n: int, keys: int, files: int, workdir: Path) -> tuple[float, int]:
+class _NoOpBuckets:
+    """Spark's own share: the same buckets, rows handed to Python and read, one state read and
+    write per bucket, no matching (a StatefulProcessor made lazily: pyspark is imported late)."""
+
+    def __new__(cls) -> Any:
+        from pyspark.sql.streaming import StatefulProcessor
+
+        class NoOp(StatefulProcessor):
+            def init(self, handle: Any) -> None:
+                self.state = handle.getValueState("s", "blob binary")
+
+            def handleInputRows(self, key: Any, rows: Any, timerValues: Any) -> Any:  # noqa: N802,N803
+                for _ in rows:
+                    pass
+                if self.state.exists():
+                    self.state.get()
+                self.state.update((b"",))
+                return iter(())
+
+            def close(self) -> None:
+                pass
+
+        return NoOp()
+
+
+def floor_stream(stream: Any) -> Any:
+    """The stream of ``bench_stream`` through a no-op processor on the connector's buckets."""
+    from pyspark.sql import functions as F
+
+    from flowcep.connectors.spark import DEFAULT_BUCKETS
+
+    prepared = (
+        stream.withColumn("ms", F.col("ts"))
+        .withColumn("bucket", F.pmod(F.hash("key"), F.lit(DEFAULT_BUCKETS)))
+        .withColumn("wm", F.timestamp_millis("ms"))
+        .withWatermark("wm", "0 milliseconds")
+        .drop("wm")
+    )
+    out = prepared.groupBy("bucket").transformWithState(
+        _NoOpBuckets(), "key string, kind string", "Append", "EventTime"
+    )
+    return out.where("kind = 'match'")
+
+
+def bench_stream(
+    spark: Any, n: int, keys: int, files: int, workdir: Path, floor: bool = False
+) -> tuple[float, int]:
     from pyspark.sql import functions as F
 
     from flowcep.connectors.spark import detect
 
-    src = workdir / f"src-{keys}"
+    name = f"{keys}-floor" if floor else str(keys)
+    src = workdir / f"src-{name}"
     src.mkdir()
     df = spark_events(spark, n, keys)
     # one file per time slice, written in time order, so that micro-batches follow event time
@@ -86,21 +134,23 @@ def bench_stream(spark: Any, n: int, keys: int, files: int, workdir: Path) -> tu
         part = df.where(
             (F.col("ts") >= i * slice_ms) & ((F.col("ts") < (i + 1) * slice_ms) | F.lit(i == files - 1))
         )
-        tmp = workdir / f"tmp-{keys}-{i}"
+        tmp = workdir / f"tmp-{name}-{i}"
         part.coalesce(1).write.parquet(str(tmp))
         (data,) = tmp.glob("part-*.parquet")
         target = src / f"slice-{i:04d}.parquet"
         data.rename(target)
         os.utime(target, (1_000_000_000 + i, 1_000_000_000 + i))  # the file source orders by mtime
-    sink = workdir / f"sink-{keys}"
+    sink = workdir / f"sink-{name}"
     stream = spark.readStream.schema(df.schema).option("maxFilesPerTrigger", 1).parquet(str(src))
-    out = detect(stream, w1_pattern(), key="key", timestamp="ts")
+    if floor:
+        out = floor_stream(stream)
+    else:
+        out = detect(stream, w1_pattern(), key="key", timestamp="ts").where("kind = 'match'")
     started = time.perf_counter()
     q = (
-        out.where("kind = 'match'")
-        .writeStream.format("parquet")
+        out.writeStream.format("parquet")
         .option("path", str(sink))
-        .option("checkpointLocation", str(workdir / f"ck-{keys}"))
+        .option("checkpointLocation", str(workdir / f"ck-{name}"))
         .trigger(availableNow=True)
         .start()
     )
@@ -144,6 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=5, help="micro-batches of the streaming run")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--no-pure", action="store_true", help="skip the pure-Python comparison")
+    parser.add_argument(
+        "--no-floor",
+        action="store_true",
+        help="skip the no-op streaming run (Spark's own cost: same input, buckets and state calls, no matching)",
+    )
     args = parser.parse_args(argv)
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -171,6 +226,13 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(
                 ("spark streaming", lambda k=keys: bench_stream(spark, args.events, k, args.files, workdir))
             )
+            if not args.no_floor:
+                runs.append(
+                    (
+                        "streaming no-op",
+                        lambda k=keys: bench_stream(spark, args.events, k, args.files, workdir, floor=True),
+                    )
+                )
             if not args.no_pure:
                 runs.append(("pure python", lambda k=keys: bench_pure(args.events, k)))
             for mode, run in runs:
