@@ -158,9 +158,13 @@ def bench_stream(
     elapsed = time.perf_counter() - started
     for p in q.recentProgress:
         d = p["durationMs"]
+        state = p["stateOperators"][0] if p["stateOperators"] else {}
+        metrics = state.get("customMetrics", {})
+        timing = ", ".join(f"{k} {v}" for k, v in sorted(metrics.items()) if k.endswith(("TimeMs", "Timers")) and v)
         print(
             f"    batch {p['batchId']}: {p['numInputRows']} rows, {d.get('triggerExecution', 0)} ms "
-            f"(addBatch {d.get('addBatch', 0)} ms)",
+            f"(addBatch {d.get('addBatch', 0)} ms; state rows {state.get('numRowsTotal')}, "
+            f"{state.get('memoryUsedBytes', 0) / 1e6:.1f} MB; {timing})",
             file=sys.stderr,
         )
     matches = spark.read.parquet(str(sink)).count()
