@@ -581,6 +581,7 @@ class CepOperator:
                     raise ValueError("a key's shared buffer does not fit the pattern's skip strategy")
                 if matches is not None:
                     self.nfa.restore_run_matches(state, matches)
+            idle = [(key, [int(t) for t in timers]) for key, timers in idle]
         except (TypeError, ValueError) as exc:
             raise SnapshotError(f"corrupt flowcep snapshot payload: {exc}") from None
         self._reset()
@@ -606,14 +607,11 @@ class CepOperator:
             self._keys[key] = ks
             if not self.processing_time or self._sort_key is not None:
                 self._schedule(ks)
-        try:
-            for key, timers in idle:
-                ks = _KeyState(key, 0, None, _NO_BUFFER)
-                ks.timers = list(timers)
-                self._idle[key] = ks
-                self._schedule(ks)
-        except (TypeError, ValueError) as exc:
-            raise SnapshotError(f"corrupt flowcep snapshot payload: {exc}") from None
+        for key, timers in idle:
+            ks = _KeyState(key, 0, None, _NO_BUFFER)
+            ks.timers = timers
+            self._idle[key] = ks
+            self._schedule(ks)
 
     # ------------------------------------------------------------------ event time
 
