@@ -49,6 +49,28 @@ def test_not_followed_by_at_the_end_with_a_window_on_an_earlier_step_compiles():
     assert run(p, "a1@1 x2@10") == [[1]]
 
 
+def test_not_followed_by_at_the_end_with_a_negative_window_compiles_and_is_ignored():
+    # Flink 2.3 rejects only a window of exactly 0; with a negative one it creates no pending
+    # state, so the pattern ends at "a": a1 matches although n2 follows (recorded from Flink)
+    p = Pattern.begin("a").where(named("a")).not_followed_by("n").where(named("n")).within(-1)
+    assert run(p, "a1@1 n2@1 x3@3") == [[1]]
+
+
+def test_not_followed_by_at_the_end_with_only_a_negative_previous_and_current_window_is_rejected():
+    p = Pattern.begin("a").where(named("a")).not_followed_by("n").where(named("n"))
+    p = p.within(-1, WithinType.PREVIOUS_AND_CURRENT)
+    assert compile_error(p) == "NotFollowedBy is not supported without windowTime as a last part of a Pattern!"
+
+
+def test_a_previous_and_current_window_larger_than_a_negative_global_window_is_rejected():
+    p = Pattern.begin("a").where(named("a")).followed_by("b").where(named("b"))
+    p = p.within(0, WithinType.PREVIOUS_AND_CURRENT).within(-1)
+    assert compile_error(p) == (
+        "The window length between the previous and current event cannot be larger than the window "
+        "length between the first and last event for a Pattern."
+    )
+
+
 def test_not_followed_by_at_the_end_with_a_zero_window_is_rejected():
     p = Pattern.begin("a").where(named("a")).not_followed_by("n").where(named("n")).within(0)
     assert compile_error(p) == "NotFollowedBy is not supported without windowTime as a last part of a Pattern!"

@@ -52,6 +52,23 @@ def test_within_zero_anywhere_disables_the_window():
     assert run(p, "a1@1 b2@1000") == [[1, 2]]
 
 
+def test_a_negative_window_is_no_window_as_in_flink():
+    # Flink 2.3 takes within(Duration.ofMillis(-1)): begin("b").within(-1 ms) on b0@0 gives {b:[b0]}
+    assert run(Pattern.begin("b").where(named("b")).within(-1), "b0@0") == [[0]]
+    assert run(a_then_b(-1), "a1@1 b2@50 b3@100") == [[1, 2]]
+    # the smallest window wins, and a negative one is smaller than any other
+    p = Pattern.begin("a").where(named("a")).within(5).followed_by("b").where(named("b")).within(-1)
+    assert run(p, "a1@1 b2@50") == [[1, 2]]
+    assert run_full(a_then_b(-1), "a1@1 x2@100").timed_out == []
+
+
+def test_a_negative_quantifier_or_previous_and_current_window_is_no_window():
+    # Flink 2.3: times(2, Duration.ofMillis(-1)) and within(-1 ms, PREVIOUS_AND_CURRENT)
+    assert run(Pattern.begin("a").where(named("a")).times(2, window=-1), "a1@1 a2@50") == [[1, 2]]
+    p = Pattern.begin("a").where(named("a")).followed_by("b").where(named("b")).within(-1, PC)
+    assert run(p, "a1@1 b2@50") == [[1, 2]]
+
+
 def test_events_with_equal_timestamps_fit_in_any_window():
     assert run(a_then_b(1), "a1@5 b2@5") == [[1, 2]]
 

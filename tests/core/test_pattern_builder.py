@@ -640,9 +640,21 @@ def test_within_zero_is_kept() -> None:
     assert Pattern.begin("a").within(0).get_window_size() == 0
 
 
-def test_within_negative() -> None:
-    with pytest.raises(IllegalArgumentException):
-        Pattern.begin("a").within(-1)
+def test_within_negative_is_kept_in_milliseconds_as_flink_does() -> None:
+    # Flink takes Duration.ofMillis(-1) and matches as if there were no window (test_nfa_windows)
+    assert Pattern.begin("a").within(-1).get_window_size() == -1
+    assert Pattern.begin("a").within(timedelta(milliseconds=-3)).window_times == {WithinType.FIRST_AND_LAST: -3}
+    # truncated towards zero, as Java's Duration.toMillis: -0.5 ms is 0 ms
+    assert Pattern.begin("a").within(timedelta(microseconds=-500)).get_window_size() == 0
+    p = Pattern.begin("a").within(-2, WithinType.PREVIOUS_AND_CURRENT)
+    assert p.get_window_size(WithinType.PREVIOUS_AND_CURRENT) == -2
+
+
+def test_quantifier_windows_may_be_negative_as_in_flink() -> None:
+    assert Pattern.begin("a").times(2, timedelta(milliseconds=-1)).times_ == Times(2, 2, -1)
+    assert Pattern.begin("a").times(1, 3, window=-2).times_ == Times(1, 3, -2)
+    assert Pattern.begin("a").one_or_more(window=-1).times_ == Times(1, 1, -1)
+    assert Pattern.begin("a").times_or_more(2, window=-5).times_ == Times(2, 2, -5)
 
 
 def test_to_millis() -> None:

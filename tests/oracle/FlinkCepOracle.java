@@ -89,6 +89,8 @@ public class FlinkCepOracle {
         public long ts;
         /** Index of the case inside its job (0 in bench mode). */
         public int slot;
+        /** Index of the event in its case's event list. */
+        public int idx;
         /** Timestamp shift of the case inside its job. */
         public long shift;
 
@@ -115,6 +117,17 @@ public class FlinkCepOracle {
     static volatile long CEP_OPEN_CPU_NANOS = -1;
     static volatile long CEP_CLOSE_CPU_NANOS = -1;
     static final AtomicLong MATCHES = new AtomicLong();
+    /** The event whose watermark is passing through the job, null otherwise (keying "chain" only). */
+    static volatile Event WATERMARK_OF = null;
+
+    /**
+     * When a result of case {@code slot} was emitted: the index of the case's event whose
+     * watermark released it, or -1 for a later watermark (another case's, or the end of input).
+     */
+    static int emittedAt(int slot) {
+        Event w = WATERMARK_OF;
+        return w != null && w.slot == slot ? w.idx : -1;
+    }
     static final AtomicLong TIMEOUTS = new AtomicLong();
 
     public static class FromSource implements MapFunction<Long, Event> {
@@ -164,7 +177,14 @@ public class FlinkCepOracle {
             if (ts > max) {
                 max = ts;
             }
-            out.emitWatermark(new Watermark(max - outOfOrderness[e.slot] - 1));
+            // the watermark runs through the chained CEP operators synchronously (keying
+            // "chain"): what they emit meanwhile was released by the watermark of this event
+            WATERMARK_OF = e;
+            try {
+                out.emitWatermark(new Watermark(max - outOfOrderness[e.slot] - 1));
+            } finally {
+                WATERMARK_OF = null;
+            }
         }
 
         @Override
@@ -506,7 +526,10 @@ public class FlinkCepOracle {
         return o.toString();
     }
 
-    /** Match -> "M\tslot\t{json}"; timeout -> "T\tslot\tts\t{json}", both into OUT. */
+    /**
+     * Match -> "M\tslot\tat\t{json}"; timeout -> "T\tslot\tat\tts\t{json}", both into OUT; at:
+     * see emittedAt.
+     */
     public static class Proc extends PatternProcessFunction<Event, String>
             implements TimedOutPartialMatchHandler<Event> {
         final int slot;
@@ -519,12 +542,14 @@ public class FlinkCepOracle {
 
         @Override
         public void processMatch(Map<String, List<Event>> match, Context ctx, Collector<String> out) {
-            addOutput(slot, "M\t" + slot + "\t" + matchJson(match));
+            addOutput(slot, "M\t" + slot + "\t" + emittedAt(slot) + "\t" + matchJson(match));
         }
 
         @Override
         public void processTimedOutMatch(Map<String, List<Event>> match, Context ctx) {
-            addOutput(slot, "T\t" + slot + "\t" + (ctx.timestamp() - shift) + "\t" + matchJson(match));
+            addOutput(
+                    slot,
+                    "T\t" + slot + "\t" + emittedAt(slot) + "\t" + (ctx.timestamp() - shift) + "\t" + matchJson(match));
         }
     }
 
@@ -538,7 +563,7 @@ public class FlinkCepOracle {
 
         @Override
         public void processMatch(Map<String, List<Event>> match, Context ctx, Collector<String> out) {
-            addOutput(slot, "M\t" + slot + "\t" + matchJson(match));
+            addOutput(slot, "M\t" + slot + "\t" + emittedAt(slot) + "\t" + matchJson(match));
         }
     }
 
@@ -603,6 +628,7 @@ public class FlinkCepOracle {
             if (e.ts < 0 || e.ts >= OFFSET / 4) {
                 throw new OracleError("event timestamps must be in [0, 2^38)");
             }
+            e.idx = idx;
             c.events.add(e);
             idx++;
         }
@@ -670,6 +696,7 @@ public class FlinkCepOracle {
                 x.volume = e.volume;
                 x.ts = e.ts;
                 x.slot = slot;
+                x.idx = e.idx;
                 x.shift = slot * OFFSET;
                 all.add(x);
             }
@@ -717,18 +744,27 @@ public class FlinkCepOracle {
         for (Case c : cases) {
             clearOutputs(c);
         }
+        boolean tagged = KEYING.equals("chain");
+        for (Case c : cases) {
+            if (tagged) {
+                c.result.putArray("match_at");
+                c.result.putArray("timeout_at");
+            }
+        }
         for (String line : lines) {
-            String[] f = line.split("\t", 4);
+            String[] f = line.split("\t", 5);
             Case c = cases.get(Integer.parseInt(f[1]));
             switch (f[0]) {
                 case "M":
-                    ((ArrayNode) c.result.get("matches")).add(JSON.readTree(f[2]));
+                    ((ArrayNode) c.result.get("matches")).add(JSON.readTree(f[3]));
+                    addAt(c, "match_at", f[2], tagged);
                     break;
                 case "T": {
                     ArrayNode t = JSON.createArrayNode();
-                    t.add(JSON.readTree(f[3]));
-                    t.add(Long.parseLong(f[2]));
+                    t.add(JSON.readTree(f[4]));
+                    t.add(Long.parseLong(f[3]));
                     ((ArrayNode) c.result.get("timeouts")).add(t);
+                    addAt(c, "timeout_at", f[2], tagged);
                     break;
                 }
                 case "L":
@@ -740,10 +776,25 @@ public class FlinkCepOracle {
         }
     }
 
+    /** Appends when a result was emitted (null: at a later watermark, see emittedAt). */
+    static void addAt(Case c, String field, String at, boolean tagged) {
+        if (tagged) {
+            int i = Integer.parseInt(at);
+            ArrayNode a = (ArrayNode) c.result.get(field);
+            if (i < 0) {
+                a.addNull();
+            } else {
+                a.add(i);
+            }
+        }
+    }
+
     static void clearOutputs(Case c) {
         c.result.putArray("matches");
         c.result.putArray("timeouts");
         c.result.putArray("late");
+        c.result.remove("match_at");
+        c.result.remove("timeout_at");
     }
 
     static void runCases(String in, String outPath, int batch) throws Exception {

@@ -6,8 +6,9 @@ prints how many cases exercised each feature, then every divergence: a documente
 (docs/semantics.md section 10, ``deviations.py``) with its reference, any other with a reduced
 case (events and pattern calls dropped while it still diverges). Exit status 1 if any case
 diverged that is not a documented deviation.
-Results are compared as multisets (see docs/oracle-format.md); when either side reports an
-error only the errors (exception class and message) are compared.
+Results are compared as multisets (see docs/oracle-format.md), each match and timeout with
+the watermark that emitted it; when either side reports an error only the errors (exception
+class and message) are compared.
 """
 
 from __future__ import annotations
@@ -39,24 +40,40 @@ FLOWCEP_CASE_TIMEOUT = 60  # seconds; a hang is reported as a divergence
 # ---------------------------------------------------------------------- comparing
 
 
-def canonical(result: dict[str, Any]) -> dict[str, Any]:
-    """The comparable part of a result: multisets as sorted JSON texts, errors without stage."""
+def canonical(result: dict[str, Any], emitted: bool = False) -> dict[str, Any]:
+    """The comparable part of a result: multisets as sorted JSON texts, errors without stage.
+
+    ``emitted``: each match and timeout with when it was emitted (``match_at``, ``timeout_at``:
+    the index of the event whose watermark released it, null for the end of input)."""
     err = result.get("error")
     if err:
         return {"error": {"type": err.get("type"), "message": err.get("message")}}
+    matches: list[Any] = result["matches"]
+    timeouts: list[Any] = result["timeouts"]
+    if emitted:
+        matches = [[m, at] for m, at in zip(matches, result["match_at"], strict=True)]
+        timeouts = [[t, at] for t, at in zip(timeouts, result["timeout_at"], strict=True)]
     return {
         "error": None,
-        "matches": sorted(json.dumps(m) for m in result["matches"]),
-        "timeouts": sorted(json.dumps(t) for t in result["timeouts"]),
+        "matches": sorted(json.dumps(m) for m in matches),
+        "timeouts": sorted(json.dumps(t) for t in timeouts),
         "late": sorted(result["late"]),
     }
 
 
+def both_emitted(flink: dict[str, Any], flowcep: dict[str, Any]) -> bool:
+    """Whether both results say when each result was emitted (the oracle does so with its
+    default keying, "chain"; samples recorded before it did not)."""
+    return all("match_at" in r and "timeout_at" in r for r in (flink, flowcep))
+
+
 def differences(flink: dict[str, Any], flowcep: dict[str, Any]) -> list[str]:
-    """Human-readable differences (empty: identical)."""
+    """Human-readable differences (empty: identical), emission times included when both
+    results have them."""
     if too_big(flink):
         return []
-    a, b = canonical(flink), canonical(flowcep)
+    emitted = both_emitted(flink, flowcep)
+    a, b = canonical(flink, emitted), canonical(flowcep, emitted)
     if a == b:
         return []
     if a["error"] or b["error"]:
@@ -345,8 +362,9 @@ def run(
             log(f"\nDIVERGENCE {case['id']}: " + "; ".join(diff))
             if shrink_cases:
                 log("  reduced case: " + json.dumps(entry["reduced"]))
-                log("  Flink:   " + json.dumps(canonical(entry["reduced_flink"])))
-                log("  flowcep: " + json.dumps(canonical(entry["reduced_flowcep"])))
+                emitted = both_emitted(entry["reduced_flink"], entry["reduced_flowcep"])
+                log("  Flink:   " + json.dumps(canonical(entry["reduced_flink"], emitted)))
+                log("  flowcep: " + json.dumps(canonical(entry["reduced_flowcep"], emitted)))
             if not keep_going:
                 break
     report["divergences"] = divergences

@@ -1,7 +1,8 @@
 """Run oracle cases through flowcep, with the semantics of FlinkCepOracle.java.
 
 Same condition library, same pattern calls, same watermarks (after every event, the operator
-gets ``max_ts - out_of_orderness - 1``; at the end the final watermark), same JSON results.
+gets ``max_ts - out_of_orderness - 1``; at the end the final watermark), same JSON results,
+with when each match and timeout was emitted (``match_at``, ``timeout_at``).
 See docs/oracle-format.md.
 """
 
@@ -237,24 +238,31 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
         result["error"] = _error(exc, "compile")
         return result
     ooo = int(case.get("out_of_orderness", 0))
-    outputs: list[Any] = []
+    # each output with when it was emitted: the index of the event whose watermark released it
+    # (None: the end of input), as the oracle's "match_at" and "timeout_at"
+    outputs: list[tuple[Any, int | None]] = []
     max_ts = LONG_MIN
     try:
         for idx, d in enumerate(case["events"]):
             e = event_from_json(d, idx)
-            outputs += op.process_element(e, timestamp=e.ts)
+            emitted = op.process_element(e, timestamp=e.ts)
             if e.ts > max_ts:
                 max_ts = e.ts
-            outputs += op.process_watermark(max_ts - ooo - 1)
-        outputs += op.flush()
+            emitted += op.process_watermark(max_ts - ooo - 1)
+            outputs += [(o, idx) for o in emitted]
+        outputs += [(o, None) for o in op.flush()]
     except Exception as exc:
         result["error"] = _error(exc, "runtime")
         return result
-    for o in outputs:
+    result["match_at"] = []
+    result["timeout_at"] = []
+    for o, at in outputs:
         if o.kind == "match":
             result["matches"].append(_ids(o.value))
+            result["match_at"].append(at)
         elif o.kind == "timeout":
             result["timeouts"].append([_ids(o.value), o.timestamp])
+            result["timeout_at"].append(at)
         elif o.kind == "late":
             result["late"].append(o.value.id)
         else:

@@ -209,14 +209,21 @@ def _gen_events(rng: random.Random, alphabet: str, n: int) -> tuple[list[dict[st
     keys = ["k0", "k1", "k2"][: rng.choice((1, 2, 2, 3))]
     # timestamp 0 is special in Flink (no window timer for a match starting at ts <= 0): sometimes
     ts = first = 0 if rng.random() < 0.12 else 1
+    # sometimes keys take turns, a few events each, with jumps in time: one key's state empties
+    # while the others move the watermark past the window timers it left (issue 35)
+    turns = len(keys) > 1 and rng.random() < 0.3
+    key = rng.choice(keys)
     events = []
     for i in range(n):
         if i:
             ts += rng.choice((0, 0, 1, 1, 1, 1, 2, 3))
+            if turns and rng.random() < 0.5:
+                key = rng.choice(keys)
+                ts += rng.choice((0, 1, 2))
         events.append(
             {
                 "id": i,
-                "key": rng.choice(keys),
+                "key": key if turns else rng.choice(keys),
                 "name": rng.choice(alphabet),
                 "price": rng.randint(1, 9),
                 "volume": rng.randint(500, 1500),
@@ -253,7 +260,49 @@ def calls_end_with_not_followed_by(calls: list[Any]) -> bool:
     return bool(last[0] == "not_followed_by")
 
 
+def gen_stale_timer_case(rng: random.Random, case_id: str) -> dict[str, Any]:
+    """A case of the shape of issue 35: keys take turns in short bursts; a key's partial matches
+    end (its state empties) while its window timer stays, it starts another partial match whose
+    gap window (PREVIOUS_AND_CURRENT, not timer-driven) runs out, and other keys move the
+    watermark past the first timer, which in Flink advances the key there."""
+    g = _Gen(rng)
+    g.alphabet = "abc"[: rng.choice((2, 3))]
+    calls: list[list[Any]] = [["begin", g.name()], ["where", "name_eq", "a"]]
+    if rng.random() < 0.3:
+        calls.append(["where", "price_lt", rng.randint(4, 9)])
+    op = rng.choice(("next", "followed_by", "followed_by", "followed_by_any", "not_next", "not_followed_by"))
+    calls += [[op, g.name()], ["where", "name_eq", rng.choice(("b", "c"))]]
+    if op in GROUP_OK and rng.random() < 0.3:
+        calls.append(rng.choice((["optional"], ["times", 1, 2], ["one_or_more"])))
+    if rng.random() < 0.25:
+        calls += [["followed_by", g.name()], ["where", "name_eq", rng.choice(g.alphabet)]]
+    calls += [["within", rng.randint(8, 16), "FIRST_AND_LAST"], ["within", rng.randint(1, 3), "PREVIOUS_AND_CURRENT"]]
+    keys = ["k0", "k1", "k2"][: rng.choice((2, 2, 3))]
+    key = rng.choice(keys)
+    ts = 1
+    events = []
+    for i in range(rng.randint(10, 24)):
+        if i:
+            ts += rng.choice((1, 1, 2))
+            if rng.random() < 0.6:
+                key = rng.choice(keys)
+        events.append(
+            {
+                "id": i,
+                "key": key,
+                "name": rng.choice(g.alphabet),
+                "price": rng.randint(1, 9),
+                "volume": rng.randint(500, 1500),
+                "ts": ts,
+            }
+        )
+    skip = rng.choice((None, None, ["skip_past_last_event"], ["skip_to_next"]))
+    return {"id": case_id, "pattern": calls, "skip": skip, "timeout": rng.random() < 0.85, "events": events}
+
+
 def gen_case(rng: random.Random, case_id: str) -> dict[str, Any]:
+    if rng.random() < 0.1:
+        return gen_stale_timer_case(rng, case_id)
     g = _Gen(rng)
     n_steps = rng.choices((1, 2, 3, 4), weights=(8, 35, 40, 17))[0]
     calls = g.pattern(0, n_steps, [])
@@ -267,6 +316,10 @@ def gen_case(rng: random.Random, case_id: str) -> dict[str, Any]:
         r = 0.0
     if r < 0.5:
         calls.append(["within", g.window(), "FIRST_AND_LAST"])
+        if rng.random() < 0.25:
+            # and a gap window: its timeouts are not timer-driven, a stale window timer may
+            # release them (issue 35)
+            calls.append(["within", rng.randint(1, 4), "PREVIOUS_AND_CURRENT"])
     elif r < 0.62:
         calls.append(["within", rng.randint(1, 5), "PREVIOUS_AND_CURRENT"])
     elif r < 0.66:
@@ -363,6 +416,12 @@ def features(case: dict[str, Any]) -> set[str]:
         out.add("equal_timestamps")
     if len({e.get("key") for e in events}) > 1:
         out.add("multiple_keys")
+        runs = sum(1 for x, y in zip(events, events[1:], strict=False) if x.get("key") == y.get("key"))
+        if runs * 2 >= len(events):
+            out.add("keys_take_turns")
+    windows = {c[2] if len(c) > 2 else "FIRST_AND_LAST" for c in case["pattern"] if c[0] == "within"}
+    if len(windows) == 2:
+        out.add("both_window_types")
     if case.get("out_of_orderness"):
         out.add("out_of_orderness>0")
     if not case.get("timeout", True):

@@ -73,6 +73,8 @@ def test_flowcep_matches_flink_on_random_cases(oracle: flink_oracle.FlinkOracle)
         "out_of_order_events",
         "equal_timestamps",
         "multiple_keys",
+        "keys_take_turns",
+        "both_window_types",
         "result:with_matches",
         "result:with_timeouts",
     ):

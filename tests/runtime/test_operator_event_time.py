@@ -414,9 +414,9 @@ def test_a_window_timer_registered_behind_the_watermark_is_no_deadline() -> None
     assert op.next_deadline() == 150
 
 
-def test_a_key_scheduled_earlier_and_then_dropped_leaves_no_deadline_behind() -> None:
-    # the partial match a1 schedules the key at its timeout (11); b5 schedules it earlier (5),
-    # completes the match and empties the key: nothing is due at 11 any more
+def test_a_key_that_empties_keeps_its_window_timer_until_it_fires() -> None:
+    # the partial match a1 registers a window timer at 11; b5 completes the match and empties
+    # the key: its state goes, but, as in Flink's CepOperator, the timer at 11 stays registered
     op = operator(ab_within(10), out_of_orderness=None)
     op.process_element(Ev("a", 1))
     op.process_watermark(1)
@@ -424,8 +424,11 @@ def test_a_key_scheduled_earlier_and_then_dropped_leaves_no_deadline_behind() ->
     op.process_element(Ev("b", 5))
     assert op.next_deadline() == 5
     assert brief(op.process_watermark(5)) == [("match", "k", "a1 b5", 5)]
-    assert op.next_deadline() is None
+    assert op.stats()["keys"] == 0 and op.stats()["partial_matches"] == 0
+    assert op.has_state()
+    assert op.next_deadline() == 11
     assert op.process_watermark(20) == []
+    assert op.next_deadline() is None
     assert not op.has_state()
 
 
@@ -509,3 +512,89 @@ def test_without_timeout_handling_timed_out_partial_matches_are_not_reported() -
     op = operator(ab_within(10), timeout_handling=False)
     assert run(op, events("a1 x20")) == []
     assert not op.has_state()
+
+
+# ---------------------------------------------------------------- window timers outlive a key's state
+# Flink's CepOperator clears a key's state when nothing is pending, but not the window timers it
+# registered (at ts + window when an element at ts started a partial match). Such a timer still
+# fires and advances the key's NFA if the key has state again by then. The answers below were
+# recorded from Flink 2.3 (tests/oracle/samples/basic.json, ids i35-*): watermark = max(ts) - 1
+# after each element, keyed by name of the key.
+
+
+def _keyed_ev(spec: str) -> Ev:
+    """``"a/A@90"``: an ``a`` of key ``A`` at 90."""
+    name_key, ts = spec.split("@")
+    name, key = name_key.split("/")
+    return Ev(name, int(ts), key)
+
+
+def _emitted(op: Any, stream: str) -> list[tuple[str, tuple[Any, ...]]]:
+    """Each output with the element whose watermark released it ("end": the final one)."""
+    out = []
+    for spec in stream.split():
+        out += [(spec, o) for o in brief(op.process_element(_keyed_ev(spec)))]
+    return out + [("end", o) for o in brief(op.flush())]
+
+
+def test_a_window_timer_left_by_an_emptied_key_releases_a_later_not_followed_by_match() -> None:
+    a_not_c = (
+        Pattern.begin("a")
+        .where(is_("a"))
+        .not_followed_by("c")
+        .where(is_("c"))
+        .within(1, WithinType.PREVIOUS_AND_CURRENT)
+        .within(16)
+    )
+    op = operator(a_not_c)
+    # A's state empties at watermark 100 ({a:[e0]} is released), its window timer 90 + 16 stays;
+    # e2 starts a new pending match at 101, which that timer releases at watermark 106
+    assert _emitted(op, "a/A@90 x/B@101 a/A@101 x/B@102 x/B@107") == [
+        ("x/B@101", ("match", "A", "a90", 100)),
+        ("x/B@107", ("match", "A", "a101", 106)),
+    ]
+
+
+def test_a_window_timer_left_by_an_emptied_key_reports_a_later_timeout() -> None:
+    a_then_b = (
+        Pattern.begin("a")
+        .where(is_("a"))
+        .followed_by("b")
+        .where(is_("b"))
+        .within(1, WithinType.PREVIOUS_AND_CURRENT)
+        .within(16)
+    )
+    op = operator(a_then_b)
+    assert _emitted(op, "a/A@90 b/A@91 x/B@101 a/A@101 x/B@102 x/B@107") == [
+        ("x/B@101", ("timeout", "A", "a90", 91)),
+        ("x/B@107", ("timeout", "A", "a101", 102)),
+    ]
+
+
+def test_a_key_with_only_window_timers_left_holds_no_nfa_state_and_leaves_after_the_last() -> None:
+    op = operator(ab_within(10), out_of_orderness=None)
+    for i in range(100):
+        op.process_element(Ev("a", 1, f"k{i}"))
+        op.process_element(Ev("b", 2, f"k{i}"))
+    # every key matched "a1 b2" and emptied; its window timers stay: 11, and 12 (Flink registers
+    # one after every element of the firing in which a partial match started)
+    assert len(op.process_watermark(2)) == 100
+    assert op.stats()["keys"] == 0
+    assert op.has_state() and op.next_deadline() == 11
+    assert all(ks.state is None and ks.timers == [11, 12] for ks in op._idle.values())  # noqa: SLF001
+    assert op.process_watermark(11) == []
+    assert op.has_state() and op.next_deadline() == 12
+    assert op.process_watermark(12) == []
+    assert not op.has_state() and op.next_deadline() is None
+
+
+def test_a_window_timer_that_fired_while_the_key_had_no_state_is_gone_when_it_comes_back() -> None:
+    # the timer at 11 fires with nothing to advance; a3 at 12 then waits for its own timer, 22
+    op = operator(ab_within(10), out_of_orderness=None)
+    op.process_elements([Ev("a", 1), Ev("b", 2)])
+    assert brief(op.process_watermark(2)) == [("match", "k", "a1 b2", 2)]
+    assert op.process_watermark(11) == []
+    op.process_element(Ev("a", 12))
+    assert op.process_watermark(12) == []
+    assert op.next_deadline() == 22
+    assert brief(op.process_watermark(22)) == [("timeout", "k", "a12", 22)]

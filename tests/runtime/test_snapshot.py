@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flowcep.pattern import AfterMatchSkipStrategy, Pattern
+from flowcep.pattern import AfterMatchSkipStrategy, Pattern, WithinType
 from flowcep.runtime import CepOperator, Output, SnapshotError
-from flowcep.runtime.snapshot import FORMAT_VERSION, MAGIC
+from flowcep.runtime.snapshot import FORMAT_VERSION, MAGIC, pack, unpack
 
 from .support import Ev, a_not_followed_by_b, ab_within, abc_within, brief, events, is_, operator, run
 
@@ -249,3 +249,33 @@ def test_snapshot_bytes_do_not_depend_on_the_hash_seed() -> None:
 
 def test_a_fresh_operator_has_a_small_snapshot() -> None:
     assert len(CepOperator(ab_within(10)).snapshot()) < 200
+
+
+def test_the_window_timers_of_an_emptied_key_survive_snapshot_and_restore() -> None:
+    # the match a1 is released at watermark 2 and empties the key; its window timer at 11 stays
+    # (as in Flink) and releases the pending match a5 at watermark 11, not at a5's own timer 15
+    def pattern() -> Pattern:
+        a_not_b = Pattern.begin("a").where(is_("a")).not_followed_by("b").where(is_("b"))
+        return a_not_b.within(1, WithinType.PREVIOUS_AND_CURRENT).within(10)
+
+    op = operator(pattern(), out_of_orderness=None)
+    op.process_element(Ev("a", 1))
+    assert brief(op.process_watermark(2)) == [("match", "k", "a1", 2)]
+    restored = operator(pattern(), out_of_orderness=None)
+    restored.restore(op.snapshot())
+    assert restored.has_state() and restored.next_deadline() == 11
+    restored.process_element(Ev("a", 5))
+    assert restored.process_watermark(5) == []
+    assert brief(restored.process_watermark(11)) == [("match", "k", "a5", 11)]
+
+
+def test_a_snapshot_taken_before_timers_outlived_their_key_restores() -> None:
+    op = operator(abc_within(10), out_of_orderness=None)
+    op.process_elements(events("a1 b2"))
+    op.process_watermark(2)
+    data = op.snapshot()
+    old = pack(op.fingerprint, unpack(data, op.fingerprint)[:5])  # no list of timer-only keys
+    restored = operator(abc_within(10), out_of_orderness=None)
+    restored.restore(old)
+    assert restored.snapshot() == data
+    assert brief(restored.process_watermark(11)) == [("timeout", "k", "a1 b2", 11)]

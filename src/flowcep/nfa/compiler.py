@@ -95,7 +95,7 @@ class _Compiler:
         if (
             last.quantifier.consuming_strategy is ConsumingStrategy.NOT_FOLLOW
             and self.window_times.get(last.name, 0) <= 0
-            and self.get_window_time() <= 0
+            and self.get_window_time() == 0  # (a negative window passes, as in Flink: see _create_middle_states)
         ):
             raise MalformedPatternException(
                 "NotFollowedBy is not supported without windowTime as a last part of a Pattern!"

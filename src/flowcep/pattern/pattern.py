@@ -50,20 +50,29 @@ class WithinType(enum.Enum):
 
 
 def to_millis(d: Duration | None) -> int | None:
-    """A ``timedelta`` or an int of milliseconds as int milliseconds (None passes through).
+    """A ``timedelta`` or an int of milliseconds as int milliseconds (None passes through);
+    a negative duration is refused (``window_millis`` takes one, as a pattern's window).
 
     Sub-millisecond parts are truncated, like Java's ``Duration.toMillis``.
+    """
+    ms = window_millis(d)
+    if ms is not None and ms < 0:
+        raise IllegalArgumentException(f"A duration cannot be negative: {ms} ms")
+    return ms
+
+
+def window_millis(d: Duration | None) -> int | None:
+    """``to_millis`` for the windows of ``within`` and the quantifiers, which Flink also takes
+    negative: a window of at most 0 ms is no window at all (docs/semantics.md).
+
+    Sub-millisecond parts are truncated towards zero, like Java's ``Duration.toMillis``.
     """
     if d is None:
         return None
     if isinstance(d, timedelta):
-        if d < timedelta(0):
-            raise IllegalArgumentException(f"A duration cannot be negative: {d}")
-        return d // _ONE_MS
+        return d // _ONE_MS if d >= timedelta(0) else -(-d // _ONE_MS)
     if isinstance(d, bool) or not isinstance(d, int):
         raise TypeError(f"A duration must be a datetime.timedelta or an int of milliseconds, got {d!r}")
-    if d < 0:
-        raise IllegalArgumentException(f"A duration cannot be negative: {d} ms")
     return d
 
 
@@ -186,7 +195,7 @@ class Pattern:
         self, duration: Duration | None, within_type: WithinType = WithinType.FIRST_AND_LAST
     ) -> Pattern:
         """Window of the match (or, PREVIOUS_AND_CURRENT, between consecutive events); None is a no-op."""
-        ms = to_millis(duration)
+        ms = window_millis(duration)
         if ms is not None:
             if not isinstance(within_type, WithinType):
                 raise TypeError(f"within_type must be a WithinType, got {within_type!r}")
@@ -219,7 +228,7 @@ class Pattern:
         """One or more occurrences (``window``: the per-quantifier window)."""
         self._check_no_not()
         self._check_quantifier_not_applied()
-        times = Times.of(1, None, to_millis(window))
+        times = Times.of(1, None, window_millis(window))
         self.quantifier = Quantifier.looping(self.quantifier.consuming_strategy)
         self.times_ = times
         return self
@@ -228,7 +237,7 @@ class Pattern:
         """``times`` or more occurrences."""
         self._check_no_not()
         self._check_quantifier_not_applied()
-        bounds = Times.of(_check_int(times), None, to_millis(window))
+        bounds = Times.of(_check_int(times), None, window_millis(window))
         self.quantifier = Quantifier.looping(self.quantifier.consuming_strategy)
         self.times_ = bounds
         return self
@@ -249,7 +258,7 @@ class Pattern:
         if to is None:
             if from_ <= 0:
                 raise IllegalArgumentException("You should give a positive number greater than 0.")
-            exact = Times.of(from_, None, to_millis(window))
+            exact = Times.of(from_, None, window_millis(window))
             self.quantifier = Quantifier.times(self.quantifier.consuming_strategy)
             self.times_ = exact
             return self
@@ -259,7 +268,7 @@ class Pattern:
             # Flink rewrites times(0, n) as an optional times(1, n).
             quantifier.optional()
             from_ = 1
-        times = Times.of(from_, to, to_millis(window))
+        times = Times.of(from_, to, window_millis(window))
         self.quantifier = quantifier
         self.times_ = times
         return self

@@ -153,18 +153,13 @@ def _check_to(instance: Times, attribute: attrs.Attribute[int], value: int) -> N
         )
 
 
-def _check_window(instance: Times, attribute: attrs.Attribute[int | None], value: int | None) -> None:
-    if value is not None and value < 0:
-        raise IllegalArgumentException(f"The window size should not be negative: {value}.")
-
-
 @attrs.frozen(slots=True)
 class Times:
     """Repetition bounds and the optional per-quantifier window (milliseconds)."""
 
     from_: int = attrs.field(validator=_check_from)
     to: int = attrs.field(validator=_check_to)
-    window_size: int | None = attrs.field(default=None, validator=_check_window)
+    window_size: int | None = None  # ms; at most 0: no window (as in Flink)
 
     @classmethod
     def of(cls, from_: int, to: int | None = None, window_size: int | None = None) -> Times:

@@ -140,10 +140,13 @@ def _as_list(elements: Any) -> list[Any]:
 
 # a key's ``head`` when it buffers nothing
 _EMPTY: Final = object()
+# the buffer of a key that holds nothing but window timers (``state`` None): never used
+_NO_BUFFER: Final = SharedBuffer()
 
 
 class _KeyState:
-    """Everything the operator holds for one key."""
+    """Everything the operator holds for one key. ``state`` None: the key holds nothing but
+    window timers (its NFA state went, the timers stay registered, as in Flink's CepOperator)."""
 
     __slots__ = (
         "key",
@@ -177,7 +180,8 @@ class _KeyState:
         self.pending: list[Any] | None = None
         self.due = _NOT_DUE  # when the key is scheduled
         # window timers, ascending: Flink 2.3 registers one at ts + window after an element at ts
-        # (> 0) started a partial match; a key is only advanced when one of its timers fires
+        # (> 0) started a partial match; a key is only advanced when one of its timers fires,
+        # and the timers outlive the key's state (``state`` None, in the operator's ``_idle``)
         self.timers: list[int] = []
         # the NFA's next timeout (None: none), _UNKNOWN once runs changed since it was computed
         self.deadline: Any = _UNKNOWN
@@ -228,6 +232,7 @@ class CepOperator:
         "timeouts",
         "bad_records",
         "_window_timer",
+        "_idle",
     )
 
     def __init__(
@@ -268,6 +273,11 @@ class CepOperator:
 
     def _reset(self) -> None:
         self._keys: dict[Any, _KeyState] = {}
+        # keys whose state went while window timers they registered are still to fire: Flink
+        # keeps those timers, and one that fires after the key got state again advances it
+        # (docs/runtime.md). Each is its _KeyState with nothing but its timers (state None),
+        # scheduled at the first: when the last has fired the key leaves.
+        self._idle: dict[Any, _KeyState] = {}
         # only skip strategies that prune by the paths of matches read them from the shared
         # buffer; otherwise runs carry their partial matches and one buffer without paths
         # numbers the events of every key (docs/internals.md): a key's ids stay in the order it
@@ -500,7 +510,9 @@ class CepOperator:
             )
 
     def next_deadline(self) -> int | None:
-        """The smallest watermark at which a call may produce output (None: only new elements can).
+        """The smallest watermark at which a call may produce output or drop state (None: only
+        new elements can): the earliest timer of any key, a buffered timestamp or a window
+        timer, also one of a key that holds nothing else (see ``has_state``).
 
         In processing time with a comparator: the clock time at which buffered elements are due.
         """
@@ -518,8 +530,10 @@ class CepOperator:
         return None
 
     def has_state(self) -> bool:
-        """Whether any key holds buffered elements or partial matches."""
-        return bool(self._keys)
+        """Whether any key holds buffered elements, partial matches or window timers (Flink keeps
+        a key's timers when its state goes: until they fired, a later element of the key is
+        advanced at them)."""
+        return bool(self._keys) or bool(self._idle)
 
     def stats(self) -> dict[str, int]:
         """Counters and gauges (gauges are computed on call, in time proportional to the state)."""
@@ -583,6 +597,8 @@ class CepOperator:
             keys,
             # the buffer without paths, by what it holds: the event counters of recent timestamps
             None if self._pathless is None else self._pathless.events_count,
+            # the keys that hold nothing but window timers
+            [(ks.key, list(ks.timers)) for ks in self._idle.values()],
         )
         return pack(self.fingerprint, payload, canonical)
 
@@ -606,7 +622,9 @@ class CepOperator:
         """Replace all state by a snapshot's; ``SnapshotError`` for other formats or patterns."""
         payload = unpack(data, self.fingerprint)
         try:
-            mode, clocks, counters, keys, event_counts = payload
+            if len(payload) == 5:  # taken before keys with nothing but window timers were kept
+                payload = (*payload, [])
+            mode, clocks, counters, keys, event_counts, idle = payload
         except (TypeError, ValueError):
             raise SnapshotError("corrupt flowcep snapshot payload: unexpected layout") from None
         mine = _PROCESSING_TIME if self.processing_time else _EVENT_TIME
@@ -621,6 +639,7 @@ class CepOperator:
                     raise ValueError("a key's shared buffer does not fit the pattern's skip strategy")
                 if matches is not None:
                     self.nfa.restore_run_matches(state, matches)
+            idle = [(key, [int(t) for t in timers]) for key, timers in idle]
         except (TypeError, ValueError) as exc:
             raise SnapshotError(f"corrupt flowcep snapshot payload: {exc}") from None
         self._reset()
@@ -646,15 +665,37 @@ class CepOperator:
             self._keys[key] = ks
             if not self.processing_time or self._sort_key is not None:
                 self._schedule(ks)
+        for key, timers in idle:
+            ks = _KeyState(key, 0, None, _NO_BUFFER)
+            ks.timers = timers
+            self._idle[key] = ks
+            self._schedule(ks)
 
     # ------------------------------------------------------------------ event time
 
     def _new_key(self, key: Any) -> _KeyState:
         buffer = self._pathless if self._pathless is not None else SharedBuffer()
-        ks = _KeyState(key, self._next_seq, self.nfa.create_initial_state(), buffer)
+        idle = self._idle
+        ks = idle.pop(key, None) if idle else None
+        if ks is None:
+            ks = _KeyState(key, self._next_seq, self.nfa.create_initial_state(), buffer)
+        else:
+            # state again for a key with window timers left: they stay, scheduled as they are
+            ks.seq = self._next_seq
+            ks.state = self.nfa.create_initial_state()
+            ks.buffer = buffer
         self._next_seq += 1
         self._keys[key] = ks
         return ks
+
+    def _keep_timers(self, ks: _KeyState) -> None:
+        """The key's state goes, its window timers (some left) stay, as in Flink's CepOperator."""
+        ks.state = None
+        ks.buffer = _NO_BUFFER
+        ks.times = ks.pending = None
+        ks.deadline = _UNKNOWN
+        self._idle[ks.key] = ks
+        self._push_entry(ks, ks.timers[0])
 
     def _buffer(self, ks: _KeyState, event: Any, ts: int) -> None:
         """Buffer ``event`` at ``ts`` under the key, wherever ``ts`` falls among its times (the
@@ -813,6 +854,16 @@ class CepOperator:
         timers = ks.timers
         if timers and timers[0] <= watermark:
             del timers[: _count_through(timers, watermark)]
+        if state is None:
+            # a key with nothing but window timers: in Flink their firing advances an empty
+            # state, which changes nothing
+            if timers:
+                self._push_entry(ks, timers[0])
+            else:
+                ks.due = _NOT_DUE
+                if self._idle.get(ks.key) is ks:
+                    del self._idle[ks.key]
+            return
         head = ks.head
         head_taken = False  # the head's elements were all processed (or consumed, see _feed)
         n = done = 0  # later timestamps due, processed
@@ -887,10 +938,13 @@ class CepOperator:
             if ks.head is not _EMPTY:
                 first = ks.head_ts
                 self._push_entry(ks, timers[0] if timers and timers[0] < first else first)
-            elif state.is_empty():  # nothing pending: the key goes
-                ks.due = _NOT_DUE
+            elif state.is_empty():  # nothing pending: the key's state goes, its window timers stay
                 if self._keys.get(ks.key) is ks:
                     del self._keys[ks.key]
+                if timers:
+                    self._keep_timers(ks)
+                else:
+                    ks.due = _NOT_DUE
             elif timers:
                 self._push_entry(ks, timers[0])
             else:

@@ -14,7 +14,7 @@ import cep_scenarios as sc
 import pytest
 from flink_support import FakeFlink  # noqa: I001 - skips without PyFlink
 
-from flowcep import Pattern
+from flowcep import Pattern, WithinType
 from flowcep.connectors.flink import CEP, _CepFunction, _Spec, _worker_tag
 from flowcep.runtime import CEP as EmbeddedCEP
 from flowcep.runtime import LONG_MAX, LONG_MIN, CepOperator
@@ -148,6 +148,38 @@ def test_batch_timers_keep_one_timer_per_key_and_run_up_to_the_watermark() -> No
     assert flink.timers() == [(30, "k")]
     flink.watermark(40)
     assert flink.side("timeouts") == [("timeout", "k", 40, {"a": [30]})]
+    assert flink.store == {}
+
+
+@pytest.mark.parametrize(
+    ("batch_timers", "first_match_at"),
+    [(False, 101), (True, 100)],
+    ids=["timer-per-timestamp", "batch-timers"],
+)
+def test_a_window_timer_outlives_the_state_of_its_key_as_in_flink(batch_timers: bool, first_match_at: int) -> None:
+    """Issue 35's case: key A's state empties once {a:[a90]} is released, but the window timer
+    a90 registered (90 + 16) stays and releases {a:[a101]} at watermark 106, as Flink 2.3 does
+    (tests/oracle/samples/basic.json, i35-not-followed-by). Watermark: max timestamp - 1."""
+    pattern = (
+        Pattern.begin("a")
+        .where(sc.kind_is("a"))
+        .not_followed_by("c")
+        .where(sc.kind_is("c"))
+        .within(1, WithinType.PREVIOUS_AND_CURRENT)
+        .within(16)
+    )
+    flink = FakeFlink(function(pattern, batch_timers=batch_timers), pickle_state=True)
+    emitted = []
+    for key, kind, ts in (("A", "a", 90), ("B", "x", 101), ("A", "a", 101), ("B", "x", 102), ("B", "x", 107)):
+        flink.element(key, (key, kind, ts), ts)
+        flink.watermark(ts - 1)
+        emitted.append(flink.main()[len(sum(emitted, [])) :])
+    # batch timers advance a key to the watermark, as Flink's onEventTime; a timer per timestamp
+    # advances it to that timestamp only (docs/porting-guide.md), so {a:[a90]} waits for 101
+    assert emitted[3 if first_match_at == 101 else 1] == [("match", "A", first_match_at, {"a": [90]})]
+    assert emitted[4] == [("match", "A", 106, {"a": [101]})]
+    assert (117, "A") in flink.timers()
+    flink.watermark(LONG_MAX)
     assert flink.store == {}
 
 
