@@ -607,16 +607,19 @@ class CepOperator:
         self._reset()
 
     def discard_key(self, key: Any) -> bool:
-        """Drop one key's buffered elements and partial matches, silently; whether it had any."""
+        """Drop all one key holds (buffered elements, partial matches, window timers), silently;
+        whether it held anything."""
         ks = self._keys.pop(key, None)
         if ks is None:
-            return False
+            ks = self._idle.pop(key, None)
+            if ks is None:
+                return False
         ks.due = _NOT_DUE  # listed in the schedule still, but no longer due there
         return True
 
     def keys(self) -> list[Any]:
-        """The keys that hold state (buffered elements or partial matches)."""
-        return list(self._keys)
+        """The keys that hold anything (buffered elements, partial matches or window timers)."""
+        return [*self._keys, *self._idle]
 
     def restore(self, data: bytes) -> None:
         """Replace all state by a snapshot's; ``SnapshotError`` for other formats or patterns."""

@@ -100,8 +100,11 @@ def feed(
 
 
 def fire(p: BucketProcessor, handle: FakeHandle, bucket: int, watermark: int) -> list[Row]:
+    """The bucket's timer at ``watermark`` fires; then Spark deletes it, as pyspark does."""
     handle.bucket = bucket
-    return list(p.handleExpiredTimer((bucket,), Clock(watermark), Clock(watermark, watermark)))
+    out = list(p.handleExpiredTimer((bucket,), Clock(watermark), Clock(watermark, watermark)))
+    handle.deleteTimer(watermark)
+    return out
 
 
 def test_keys_of_one_bucket_share_one_state_row_and_one_timer():
@@ -122,6 +125,9 @@ def test_a_bucket_whose_keys_hold_nothing_has_no_state_and_no_timer():
     feed(p, handle, 2, 0, (1, "ann", "a", 1_000))
     matches = feed(p, handle, 2, 1_000, (2, "ann", "b", 1_010))
     assert [(r.key, r.kind) for r in matches] == [("ann", "match")]
+    # as in Flink, the window timer of ann's partial match (1000 + 100) stays registered
+    assert handle.values[2][2] == 1_100 and handle.timers == {2: {1_100}}
+    assert fire(p, handle, 2, 1_100) == []
     assert handle.values == {} and handle.timers == {2: set()}
 
 
