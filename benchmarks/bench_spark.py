@@ -98,15 +98,13 @@ class _NoOpBuckets:
         return NoOp()
 
 
-def floor_stream(stream: Any) -> Any:
+def floor_stream(stream: Any, buckets: int) -> Any:
     """The stream of ``bench_stream`` through a no-op processor on the connector's buckets."""
     from pyspark.sql import functions as F
 
-    from flowcep.connectors.spark import DEFAULT_BUCKETS
-
     prepared = (
         stream.withColumn("ms", F.col("ts"))
-        .withColumn("bucket", F.pmod(F.hash("key"), F.lit(DEFAULT_BUCKETS)))
+        .withColumn("bucket", F.pmod(F.hash("key"), F.lit(buckets)))
         .withColumn("wm", F.timestamp_millis("ms"))
         .withWatermark("wm", "0 milliseconds")
         .drop("wm")
@@ -118,7 +116,7 @@ def floor_stream(stream: Any) -> Any:
 
 
 def bench_stream(
-    spark: Any, n: int, keys: int, files: int, workdir: Path, floor: bool = False
+    spark: Any, n: int, keys: int, files: int, workdir: Path, floor: bool = False, buckets: int = 1024
 ) -> tuple[float, int]:
     from pyspark.sql import functions as F
 
@@ -126,7 +124,7 @@ def bench_stream(
 
     name = f"{keys}-floor" if floor else str(keys)
     src = workdir / f"src-{name}"
-    src.mkdir()
+    src.mkdir(parents=True)
     df = spark_events(spark, n, keys)
     # one file per time slice, written in time order, so that micro-batches follow event time
     slice_ms = max(1, -(-n // keys) // files)
@@ -143,9 +141,9 @@ def bench_stream(
     sink = workdir / f"sink-{name}"
     stream = spark.readStream.schema(df.schema).option("maxFilesPerTrigger", 1).parquet(str(src))
     if floor:
-        out = floor_stream(stream)
+        out = floor_stream(stream, buckets)
     else:
-        out = detect(stream, w1_pattern(), key="key", timestamp="ts").where("kind = 'match'")
+        out = detect(stream, w1_pattern(), key="key", timestamp="ts", buckets=buckets).where("kind = 'match'")
     started = time.perf_counter()
     q = (
         out.writeStream.format("parquet")
@@ -160,7 +158,9 @@ def bench_stream(
         d = p["durationMs"]
         state = p["stateOperators"][0] if p["stateOperators"] else {}
         metrics = state.get("customMetrics", {})
-        timing = ", ".join(f"{k} {v}" for k, v in sorted(metrics.items()) if k.endswith(("TimeMs", "Timers")) and v)
+        timing = ", ".join(
+            f"{k} {v}" for k, v in sorted(metrics.items()) if k.endswith(("TimeMs", "Timers")) and v
+        )
         print(
             f"    batch {p['batchId']}: {p['numInputRows']} rows, {d.get('triggerExecution', 0)} ms "
             f"(addBatch {d.get('addBatch', 0)} ms; state rows {state.get('numRowsTotal')}, "
@@ -197,6 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keys", type=int, nargs="+", default=[1_000, 100_000])
     parser.add_argument("--files", type=int, default=5, help="micro-batches of the streaming run")
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument(
+        "--buckets", type=int, default=None, help="detect(buckets=...); default: the connector's"
+    )
     parser.add_argument("--no-pure", action="store_true", help="skip the pure-Python comparison")
     parser.add_argument(
         "--no-floor",
@@ -204,6 +207,10 @@ def main(argv: list[str] | None = None) -> int:
         help="skip the no-op streaming run (Spark's own cost: same input, buckets and state calls, no matching)",
     )
     args = parser.parse_args(argv)
+    if args.buckets is None:
+        from flowcep.connectors.spark import DEFAULT_BUCKETS
+
+        args.buckets = DEFAULT_BUCKETS
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -221,20 +228,29 @@ def main(argv: list[str] | None = None) -> int:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
-    bench_batch(spark, 2_000, 10)  # start the Python workers once, outside the measurements
     workdir = Path(tempfile.mkdtemp(prefix="flowcep-bench-"))
     results: list[dict[str, Any]] = []
     try:
+        # start the Python workers (batch, and streaming's) once, outside the measurements
+        bench_batch(spark, 2_000, 10)
+        bench_stream(spark, 2_000, 10, 2, workdir / "warm-up", buckets=args.buckets)
         for keys in args.keys:
             runs = [("spark batch", lambda k=keys: bench_batch(spark, args.events, k))]
             runs.append(
-                ("spark streaming", lambda k=keys: bench_stream(spark, args.events, k, args.files, workdir))
+                (
+                    "spark streaming",
+                    lambda k=keys: bench_stream(
+                        spark, args.events, k, args.files, workdir, buckets=args.buckets
+                    ),
+                )
             )
             if not args.no_floor:
                 runs.append(
                     (
                         "streaming no-op",
-                        lambda k=keys: bench_stream(spark, args.events, k, args.files, workdir, floor=True),
+                        lambda k=keys: bench_stream(
+                            spark, args.events, k, args.files, workdir, floor=True, buckets=args.buckets
+                        ),
                     )
                 )
             if not args.no_pure:

@@ -179,3 +179,34 @@ def test_state_ttl_drops_only_the_idle_key_of_a_bucket():
     assert pickle.loads(handle.values[0][4]) == {"bob": 1_900}
     matches = feed(p, handle, 0, 2_000, (3, "ann", "b", 2_100), (4, "bob", "b", 2_200))
     assert [(r.key, r.kind) for r in matches] == [("bob", "match")]
+
+
+def test_the_events_json_is_the_json_of_the_whole_document():
+    import json
+    from datetime import UTC, datetime
+    from decimal import Decimal
+
+    from flowcep.connectors.spark.values import event_class
+
+    fields = ("id", "user", "amount", "when", "note")
+    matcher = Matcher(
+        ab_pattern(),
+        user_fields=list(fields),
+        key_names=["user"],
+        timestamp="id",
+        mode="default",
+        select=None,
+        output_fields=INTERNAL_FIELDS,
+        on_invalid="output",
+        recursive=False,
+    )
+    event = event_class(fields)
+    a = tuple.__new__(event, (1, "zoë", Decimal("2.50"), datetime(2026, 3, 2, 9, 30, tzinfo=UTC), None, 1))
+    b = tuple.__new__(event, (2, "zoë", float("nan"), None, 'say "hi"', 2))
+    value = {"a": [a], "b": [a, b], "c": []}
+    assert matcher.events_json(value, "why") == (
+        '{"a": [{"id": 1, "user": "zoë", "amount": 2.5, "when": "2026-03-02T09:30:00+00:00", "note": null}], '
+        '"b": [{"id": 1, "user": "zoë", "amount": 2.5, "when": "2026-03-02T09:30:00+00:00", "note": null}, '
+        '{"id": 2, "user": "zoë", "amount": null, "when": null, "note": "say \\"hi\\""}], "c": [], "reason": "why"}'
+    )
+    assert json.loads(matcher.events_json(value))["b"][1]["amount"] is None

@@ -29,7 +29,11 @@ def build_batch(
     if key_names is None:
         prepared = prepared.repartition(1).sortWithinPartitions(F.col(_MS).asc_nulls_first(), _SEQ)
     else:
-        prepared = prepared.repartition(*key_names).sortWithinPartitions(
+        # Two partitions per core, by number: the matching is CPU work in Python, and adaptive
+        # execution would otherwise merge the partitions by their size in bytes (3 tasks for 2
+        # cores here, the last one running alone)
+        partitions = 2 * df.sparkSession.sparkContext.defaultParallelism
+        prepared = prepared.repartition(partitions, *key_names).sortWithinPartitions(
             *key_names, F.col(_MS).asc_nulls_first(), _SEQ
         )
     prepared = prepared.select(*[F.col(quote(c)) for c in df.columns], F.col(_MS))

@@ -24,6 +24,7 @@ from pyspark.sql import Row
 from .values import dumps, event_class, item_reader
 
 _item = tuple.__getitem__  # an event's item without Row.__getitem__ (Python code)
+_NO_KEY = object()
 
 #: The output of :func:`detect` without ``select``.
 DEFAULT_OUTPUT_SCHEMA = (
@@ -99,11 +100,14 @@ class Matcher:
     def _init_caches(self) -> None:
         self._op: Any = None
         self.event_class = event_class(self.user_fields)
+        self._texts: dict[int, str] = {}  # id(event) -> its JSON text, see events_json
+        self._alive: list[Any] = []
+        self._step_texts: dict[str, str] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.pop("_op", None)
-        state.pop("event_class", None)
+        for name in ("_op", "event_class", "_texts", "_alive", "_step_texts"):
+            state.pop(name, None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -179,31 +183,35 @@ class Matcher:
     def emit(self, outputs: Iterable[Any], out: list[Any]) -> None:
         """The operator's outputs as result rows, appended to ``out``."""
         key_text = self._operator_key_text
+        default = self.mode == "default"
+        events_json = self.events_json
+        last_key: Any = _NO_KEY
+        text = None
         for o in outputs:
             kind = o.kind
             value = o.value
+            if o.key is not last_key:  # outputs come in runs of one key
+                last_key = o.key
+                text = key_text(last_key)
             if kind == "match" or kind == "timeout":
-                first = last = None
-                for events in value.values():
-                    for e in events:
-                        ms = _item(e, -1)
-                        if first is None or ms < first:
-                            first = ms
-                        if last is None or ms > last:
-                            last = ms
-                self._result(key_text(o.key), kind, o.timestamp, value, first, last, out)
+                times = [_item(e, -1) for events in value.values() for e in events]
+                first = min(times) if times else None
+                last = max(times) if times else None
+                if default:  # the common case, written out
+                    out.append((text, kind, o.timestamp, first, last, events_json(value)))
+                else:
+                    self._result(text, kind, o.timestamp, value, first, last, out)
             elif kind == "late":
                 ms = _item(value, -1)
-                self._result(key_text(o.key), "late", o.timestamp, {"late": [value]}, ms, ms, out)
+                self._result(text, "late", o.timestamp, {"late": [value]}, ms, ms, out)
             else:  # a bad record: a condition raised on the row
                 record = getattr(value, "record", value)
                 step = getattr(value, "step", None)
                 error = getattr(value, "error", str(value))
                 reason = f"pattern step {step!r}: {error}" if step is not None else str(error)
                 ms = record[-1] if isinstance(record, Row) else None
-                self._result(
-                    key_text(o.key), "invalid", o.timestamp, {"invalid": [record]}, ms, ms, out, reason
-                )
+                self._result(text, "invalid", o.timestamp, {"invalid": [record]}, ms, ms, out, reason)
+        self.forget_texts()
 
     def _operator_key_text(self, key: Any) -> str | None:
         # the operator's key: None (no key columns), a value (one column) or a tuple (several)
@@ -222,7 +230,41 @@ class Matcher:
 
     def row_dict(self, e: Any) -> Any:
         """An event as a dict of its columns (what the JSON output holds)."""
+        if isinstance(e, self.event_class) and not self.recursive:
+            return dict(zip(self.user_fields, e))  # what asDict() gives, without its Python loop
         return e.asDict(self.recursive) if isinstance(e, Row) else e
+
+    def events_json(self, value: dict[str, list[Any]], reason: str | None = None) -> str:
+        """The JSON text of ``{step: [row dict]}`` (plus ``"reason"``): the ``events`` column.
+
+        Each event is encoded once per call of :meth:`emit` (an event is in several results
+        often) and the document is put together from the pieces: the same text as one
+        ``dumps`` of the whole (separators ", " and ": "), in about half the time.
+        """
+        texts = self._texts
+        steps = self._step_texts
+        parts = []
+        for step, events in value.items():
+            encoded = []
+            for e in events:
+                text = texts.get(id(e))
+                if text is None:
+                    text = texts[id(e)] = dumps(self.row_dict(e))
+                    self._alive.append(e)  # keeps the id unique while the text is cached
+                encoded.append(text)
+            name = steps.get(step)
+            if name is None:
+                name = steps[step] = dumps(step) + ": ["
+            parts.append(name + ", ".join(encoded) + "]")
+        if reason is not None:
+            parts.append('"reason": ' + dumps(reason))
+        return "{" + ", ".join(parts) + "}"
+
+    def forget_texts(self) -> None:
+        """Drop the cached event texts (after a key's or a group's results)."""
+        if self._alive:
+            self._texts = {}
+            self._alive = []
 
     def events_dict(self, value: dict[str, list[Any]]) -> dict[str, list[Any]]:
         row = self.row_dict
@@ -241,10 +283,7 @@ class Matcher:
     ) -> None:
         mode = self.mode
         if mode == "default":
-            doc: dict[str, Any] = self.events_dict(value)
-            if reason is not None:
-                doc["reason"] = reason
-            out.append((key, kind, ts, first, last, dumps(doc)))
+            out.append((key, kind, ts, first, last, self.events_json(value, reason)))
         elif mode == "format":
             assert self.select is not None
             out.append(self.select(self, kind, key, ts, value, reason))

@@ -49,7 +49,7 @@ ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateS
 _UNSET = "__flowcep_unset__"
 
 #: How many buckets the keys are hashed into, unless ``detect(buckets=...)`` says otherwise.
-DEFAULT_BUCKETS = 1024
+DEFAULT_BUCKETS = 256
 #: The version of the bucket state's layout (the operator snapshot inside has its own).
 STATE_FORMAT = 1
 STATE_NAME = "flowcep_bucket"

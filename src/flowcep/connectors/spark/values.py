@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import json
 import keyword
 import math
 import re
@@ -112,12 +113,28 @@ def _json_default(value: Any) -> Any:
     return repr(value)
 
 
+def _encoder() -> Callable[[Any], str]:
+    """One encoder for every call: ``json.dumps`` with options builds a new one each time, and
+    ``JSONEncoder.encode`` its C function (together ~2 µs of a match's 7). The C function is
+    private to the json module; without it (not CPython), the encoder's own ``encode``."""
+    try:
+        from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
+    except ImportError:  # pragma: no cover - not CPython
+        c_make_encoder = None
+    if c_make_encoder is None:  # pragma: no cover - not CPython
+        return json.JSONEncoder(default=_json_default, ensure_ascii=False, allow_nan=False).encode
+    # no circular-reference markers (rows are trees), not sorted, no skipped keys, no NaN
+    chunks = c_make_encoder(None, _json_default, encode_basestring, None, ": ", ", ", False, False, False)
+    return lambda value: "".join(chunks(value, 0))
+
+
+_ENCODE = _encoder()
+
+
 def dumps(value: Any) -> str:
     """JSON text of a Spark value; NaN and infinities (which JSON lacks) as null."""
-    import json
-
     try:
-        return json.dumps(value, default=_json_default, ensure_ascii=False, allow_nan=False)
+        return _ENCODE(value)
     except ValueError:
         return json.dumps(_no_nan(value), default=_json_default, ensure_ascii=False)
 
