@@ -281,4 +281,8 @@ def test_the_state_pickles_to_the_operator_snapshot() -> None:
     op = state.op
     assert isinstance(op, CepOperator)
     restored = pickle.loads(pickle.dumps(state))
-    assert restored.op is None and restored.data == op.snapshot()
+    # the plain snapshot (canonical=False): restored, it is the same state as the canonical one
+    assert restored.op is None and restored.data == op.snapshot(canonical=False)
+    again = CepOperator(ab(), out_of_orderness=None)
+    again.restore(restored.data)
+    assert again.snapshot() == op.snapshot()

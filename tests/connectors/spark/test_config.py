@@ -44,3 +44,20 @@ def test_batch_needs_no_state_store(spark):
         assert "match" in {r.kind for r in detect(df, abc_pattern(), key="user", timestamp="ms").collect()}
     finally:
         spark.conf.set(PROVIDER_CONF, ROCKSDB_PROVIDER)
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_detect_builds_the_plan_without_running_a_spark_job(spark, stream, streaming):
+    df = (
+        stream
+        if streaming
+        else spark.createDataFrame([("u", "a", 1.0, 1)], "user string, type string, amount double, ms long")
+    )
+    sc = spark.sparkContext
+    group = f"flowcep-detect-{streaming}"
+    sc.setJobGroup(group, "detect() only")
+    try:
+        detect(df, abc_pattern(), key="user", timestamp="ms")
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    assert sc.statusTracker().getJobIdsForGroup(group) == []
