@@ -110,24 +110,36 @@ def _wait_started(log: Path, proc: subprocess.Popen[bytes], timeout: float = 120
     raise AssertionError(f"the driver did not start its query in {timeout} s:\n{log.read_text()}")
 
 
-def _run_with_kills(tmp_path: Path, rng: random.Random) -> tuple[int, int]:
-    """Run the driver until it finishes by itself; (kills, runs)."""
+def _committed_count(tmp_path: Path) -> int:
+    commits = tmp_path / "ck" / "commits"
+    return sum(1 for p in commits.iterdir() if p.name.isdigit()) if commits.exists() else 0
+
+
+def _run_with_kills(tmp_path: Path, rng: random.Random) -> tuple[list[int], int]:
+    """Run the driver until it finishes by itself; (committed micro-batches at each kill, runs).
+
+    Each kill comes once the checkpoint holds a randomly drawn number of committed micro-batches
+    (0: during the first one), after a further random pause: so every planned kill lands while
+    the query works, at a different point of the input, however fast the machine is.
+    """
     args = [sys.executable, str(DRIVER), str(tmp_path / "in"), str(tmp_path / "sink"), str(tmp_path / "ck")]
-    kills = runs = 0
+    targets = sorted(rng.sample(range(FILES - 12), PLANNED_KILLS))
+    kills: list[int] = []
+    runs = 0
     while True:
         runs += 1
         log = tmp_path / f"driver-{runs}.log"
         with log.open("wb") as out:
             proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            if kills < PLANNED_KILLS and _wait_started(log, proc):
-                time.sleep(rng.uniform(2.0, 14.0))  # somewhere in the query's work (its first batch: ~5 s)
+            if len(kills) < PLANNED_KILLS and _wait_started(log, proc):
+                target = targets[len(kills)]
+                while proc.poll() is None and _committed_count(tmp_path) < target:
+                    time.sleep(0.05)
+                time.sleep(rng.uniform(0.0, 1.0))  # somewhere in the next micro-batch(es)
                 if proc.poll() is None:
                     _kill_tree(proc)
-                    kills += 1
-                    commits = tmp_path / "ck" / "commits"
-                    done = sum(1 for p in commits.iterdir() if p.name.isdigit()) if commits.exists() else 0
-                    print(f"killed run {runs} after {done} committed micro-batches")
+                    kills.append(_committed_count(tmp_path))
                     continue
             status = proc.wait(timeout=600)
         except BaseException:
@@ -232,8 +244,11 @@ def test_killed_driver_restarted_from_its_checkpoint_commits_every_result_once(s
     got = _sink(spark, tmp_path)
     want = _reference(spark, tmp_path)
     kinds = Counter(kind for kind, *_ in want.elements())
-    print(f"\ncrash test: {kills} kills, {runs} runs, {len(batches)} micro-batches, results {dict(kinds)}")
-    assert kills >= 3, f"only {kills} kills landed before the input was consumed"
+    print(
+        f"\ncrash test: {len(kills)} kills (committed micro-batches at each: {kills}), {runs} runs, "
+        f"{len(batches)} micro-batches, results {dict(kinds)}"
+    )
+    assert len(kills) == PLANNED_KILLS, f"only {len(kills)} kills landed before the input was consumed"
     assert got == want, (
         f"missing: {sorted((want - got).elements())[:10]}\nextra: {sorted((got - want).elements())[:10]}"
     )
