@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowcep.nfa.dewey import DeweyNumber
 from flowcep.nfa.heap import JavaPriorityQueue
+from flowcep.sharedbuffer.dewey import DeweyNumber
 
 # Runs without a start event (the start run) sort last, like Flink's Long.MAX_VALUE (written
 # ~-(2**63): on PyPy 2**63 - 1 is a big-int object, slower to compare; see runtime.LONG_MAX).
