@@ -35,8 +35,6 @@ class CompiledState:
 
     __slots__ = (
         "name",
-        "page",
-        "state_type",
         "is_start",
         "is_final",
         "is_stop",
@@ -49,8 +47,6 @@ class CompiledState:
     def __init__(self, state: State) -> None:
         self.state = state
         self.name = state.name
-        self.page = original_name(state.name)
-        self.state_type = state.state_type
         self.is_start = state.state_type is StateType.Start
         self.is_final = state.state_type is StateType.Final
         self.is_stop = state.state_type is StateType.Stop

@@ -51,6 +51,9 @@ from flowcep.sharedbuffer import PathlessBuffer, SharedBuffer
 from flowcep.sharedbuffer.sharedbuffer import STALE_COUNTERS
 
 LONG_MIN: Final = -(2**63)
+# Snapshots of format version 3 hold, after the largest timestamp, the first timestamp of the firing
+# then under way, which nothing reads: the operator no longer keeps it, and writes this in its place.
+_NO_FIRE_BASE: Final = LONG_MIN
 # not 2**63 - 1: on PyPy that is a big-int object (arithmetic on one that overflowed stays one),
 # and storing it in an instance's int attribute (flush's watermark) turns that class's unboxed
 # int attributes into boxed ones for the rest of the process: every compiled trace that read one
@@ -222,7 +225,6 @@ class CepOperator:
         "_next_seq",
         "_watermark",
         "_max_timestamp",
-        "_fire_base",
         "_last_now",
         "_resume",
         "_errors",
@@ -294,7 +296,6 @@ class CepOperator:
         self._next_seq = 0
         self._watermark = LONG_MIN
         self._max_timestamp = LONG_MIN
-        self._fire_base = LONG_MIN  # previous watermark + 1 of the current firing
         self._last_now = LONG_MIN
         self._resume = False  # a firing was interrupted by an exception
         self._errors: list[tuple[BadRecord, Any, BaseException | None]] = []  # to raise (on_error="raise")
@@ -434,7 +435,6 @@ class CepOperator:
                             self._buffer(ks, event, ts)
             if watermark > current:
                 # _advance_watermark, written out (a call per element less)
-                self._fire_base = current + 1
                 self._watermark = watermark
                 self._fire(watermark, out)
 
@@ -588,7 +588,7 @@ class CepOperator:
             (
                 self._watermark,
                 self._max_timestamp,
-                self._fire_base,
+                _NO_FIRE_BASE,  # (the place of a field nothing read; kept so the layout stays version 3)
                 self._last_now,
                 self._next_seq,
                 self._resume,
@@ -652,7 +652,7 @@ class CepOperator:
         (
             self._watermark,
             self._max_timestamp,
-            self._fire_base,
+            _,  # the field nothing read (see snapshot())
             self._last_now,
             self._next_seq,
             self._resume,
@@ -772,7 +772,6 @@ class CepOperator:
             self._schedule(ks)
 
     def _advance_watermark(self, watermark: int, out: list[Output]) -> None:
-        self._fire_base = self._watermark + 1
         self._watermark = watermark
         self._fire(watermark, out)
 
