@@ -116,7 +116,8 @@ class NFAState(JavaPriorityQueue):
     """Partial and completed (held back by a skip strategy) runs of one key.
 
     The state is itself the queue of its partial runs (``partial_matches`` is the state): with
-    many keys, one object per key less for the garbage collector to walk (W5: about 8 % less time).
+    many keys, one object per key less for the garbage collector to walk, which is much of the
+    time then (docs/runtime.md §8).
     """
 
     __slots__ = ("completed_matches", "new_start_partial_match", "runs_changed")

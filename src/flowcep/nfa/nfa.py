@@ -233,7 +233,7 @@ class NFA:
         # start state with its decision table (None: search)
         self._start_tables = [(name, self._slots[name].table) for name in self._start_names]
         # starts_nothing for the usual pattern, one start state with a table: the table alone
-        # (W5, 100,000 keys: most events meet a key without runs; -2.9 % instructions)
+        # (with many keys most events meet a key without runs, so this call is on the hot path)
         self.starts_nothing: Callable[[Any], bool] = self._starts_nothing
         if self._simple_start and len(self._start_tables) == 1 and self._start_tables[0][1] is not None:
             self.starts_nothing = _table_starts_nothing(self._start_tables[0][1])
@@ -445,8 +445,8 @@ class NFA:
         try:
             # Phase 2: apply. The unchanged runs before the first change keep their places; the
             # runs from there on are taken out (they are in ``changes``) and the state, a queue
-            # itself, collects the new partial runs in the list it has (not a new one: on W5 the
-            # new list outlived PyPy's nursery, PyPy -4 % time).
+            # itself, collects the new partial runs in the list it has (not a new one: with many
+            # keys a new list outlives PyPy's nursery and costs the collector).
             kinds = self._kinds
             new_partial = state
             del runs[first:]
