@@ -2,7 +2,7 @@
 
 import pytest
 
-from flowcep.nfa.dewey import add_stage, dewey, increase, is_compatible, parse, to_string
+from flowcep.sharedbuffer.dewey import add_stage, dewey, increase, is_compatible, parse, to_string
 
 
 def v(text):

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from flowcep import AfterMatchSkipStrategy, MalformedPatternException, Pattern, WithinType
-from flowcep.nfa import NFACompiler
+from flowcep.nfa import NFACompiler, StateType, original_name
 
 from .helpers import named, run
 
@@ -98,7 +98,11 @@ def test_previous_and_current_window_on_another_step_larger_than_the_global_wind
 
 def test_previous_and_current_window_without_a_global_window_compiles():
     p = Pattern.begin("a").where(named("a")).followed_by("b").where(named("b")).within(10, WithinType.PREVIOUS_AND_CURRENT)
-    NFACompiler.compile(p)
+    states, window, windows = NFACompiler.compile_states(p)
+    assert (window, windows) == (0, {"b": 10})
+    # and the compiled window holds: b 4 ms after a matches, b 29 ms after does not
+    assert run(p, "a1@1 b2@5") == [[1, 2]]
+    assert run(p, "a1@1 b2@30") == []
 
 
 SKIP_MISSING = "The pattern name specified in AfterMatchSkipStrategy can not be found in the given Pattern"
@@ -148,4 +152,7 @@ def test_an_optional_step_after_a_negation_that_leads_into_a_proceed_cycle():
 
 def test_the_same_steps_without_the_loop_compile():
     group = Pattern.begin("p0").not_followed_by("p1").followed_by("p2").optional()
-    NFACompiler.compile(Pattern.begin(group).followed_by(Pattern.begin("p3").optional()))
+    nfa = NFACompiler.compile(Pattern.begin(group).followed_by(Pattern.begin("p3").optional()))
+    kinds = {state.name: state.state_type for state in nfa.raw_states}
+    assert {original_name(name) for name in kinds} == {"p0", "p1", "p2", "p3", "$endState$"}
+    assert kinds["p0"] is StateType.Start and kinds["p1"] is StateType.Stop

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flowcep.nfa.dewey import add_stage, dewey, is_compatible
 from flowcep.sharedbuffer import PathlessBuffer, SharedBuffer
+from flowcep.sharedbuffer.dewey import add_stage, dewey, is_compatible
 from flowcep.sharedbuffer.sharedbuffer import STALE_COUNTERS, _EdgeIndex
 
 from .helpers import Event

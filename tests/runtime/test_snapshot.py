@@ -109,8 +109,14 @@ def test_a_different_condition_is_a_different_pattern() -> None:
 
 
 def test_the_same_pattern_built_again_restores() -> None:
-    data = operator(abc_within(10)).snapshot()
-    operator(abc_within(10)).restore(data)
+    op = operator(abc_within(10))
+    run(op, events("a1 b2 x4"), flush=False)
+    data = op.snapshot()
+    restored = operator(abc_within(10))  # the pattern built again: other condition objects
+    restored.restore(data)
+    assert restored.has_state()
+    assert restored.snapshot() == data
+    assert brief(run(restored, events("c6"))) == [("match", "k", "a1 b2 c6", 6)]
 
 
 def test_bytes_that_are_not_a_snapshot_are_refused() -> None:

@@ -13,7 +13,6 @@ import linecache
 import shutil
 import subprocess
 import textwrap
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -389,14 +388,3 @@ def render_dot(dot_text: str, out_path: str | Path, fmt: str) -> None:
         raise CliError(
             f"dot failed to render {out_path}: {proc.stderr.decode(errors='replace').strip()}", EXIT_RUNTIME
         )
-
-
-def all_conditions(nfa: Any) -> Iterable[str]:
-    """Every distinct condition text of the NFA (used by tests)."""
-    seen = []
-    for s in ordered_states(nfa):
-        for tr in s.transitions:
-            text = describe_condition(tr.condition)
-            if text not in seen:
-                seen.append(text)
-    return seen

@@ -2,9 +2,9 @@
 
 from flowcep.nfa.compiler import ENDING_STATE_NAME, NFACompiler, original_name
 from flowcep.nfa.computation_state import ComputationState, NFAState
-from flowcep.nfa.dewey import DeweyNumber
 from flowcep.nfa.nfa import NFA, ConditionContext
 from flowcep.nfa.state import State, StateTransition, StateTransitionAction, StateType
+from flowcep.sharedbuffer.dewey import DeweyNumber
 
 __all__ = [
     "ENDING_STATE_NAME",

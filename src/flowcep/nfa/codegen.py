@@ -2,9 +2,8 @@
 
 The NFA writes some of its hot-path code out as Python source (decision tables, plans). Each
 compiled pattern used to compile its own copy, so two operators of one pattern ran two sets of
-code objects: on PyPy every new operator warmed its JIT up again from nothing (W1: the first
-50,000 events of a second operator at 53,000 events/s, against 374,000 once it reuses the first
-operator's code; measured 2026-11-26). Here the source is compiled once; each NFA gets its
+code objects: on PyPy, whose JIT keys its work by code object, every new operator warmed its JIT
+up again from nothing (docs/runtime.md §8). Here the source is compiled once; each NFA gets its
 function with its own values (its conditions, its decisions), so equal source gives functions
 with one code object, whatever the values.
 

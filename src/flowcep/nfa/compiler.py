@@ -8,29 +8,20 @@ the last to the first, then the start state.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flowcep.nfa.conditions import TRUE, And, Cond, Not, atom
+from flowcep.nfa.names import ENDING_STATE_NAME, STATE_NAME_DELIM, original_name
+from flowcep.nfa.nfa import NFA
 from flowcep.nfa.state import PROCEED, State, StateType
 from flowcep.pattern.exceptions import MalformedPatternException
 from flowcep.pattern.pattern import GroupPattern, Pattern, WithinType
 from flowcep.pattern.quantifier import ConsumingStrategy, QuantifierProperty
 
-if TYPE_CHECKING:
-    from flowcep.nfa.nfa import NFA
-
-ENDING_STATE_NAME = "$endState$"
-STATE_NAME_DELIM = ":"
-
 _LOOPING = QuantifierProperty.LOOPING
 _TIMES = QuantifierProperty.TIMES
 _OPTIONAL = QuantifierProperty.OPTIONAL
 _GREEDY = QuantifierProperty.GREEDY
-
-
-def original_name(internal_name: str) -> str:
-    """``b:2`` -> ``b`` (Flink's ``getOriginalNameFromInternal``)."""
-    return internal_name.split(STATE_NAME_DELIM)[0]
 
 
 class _NameHandler:
@@ -513,8 +504,6 @@ class NFACompiler:
 
     @staticmethod
     def compile(pattern: Pattern, timeout_handling: bool = False) -> NFA:
-        from flowcep.nfa.nfa import NFA
-
         states, window_time, window_times = NFACompiler.compile_states(pattern)
         return NFA(states, window_times, window_time, timeout_handling, pattern.skip_strategy)
 

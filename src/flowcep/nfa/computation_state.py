@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowcep.nfa.dewey import DeweyNumber
 from flowcep.nfa.heap import JavaPriorityQueue
+from flowcep.sharedbuffer.dewey import DeweyNumber
 
 # Runs without a start event (the start run) sort last, like Flink's Long.MAX_VALUE (written
 # ~-(2**63): on PyPy 2**63 - 1 is a big-int object, slower to compare; see runtime.LONG_MAX).
@@ -116,7 +116,8 @@ class NFAState(JavaPriorityQueue):
     """Partial and completed (held back by a skip strategy) runs of one key.
 
     The state is itself the queue of its partial runs (``partial_matches`` is the state): with
-    many keys, one object per key less for the garbage collector to walk (W5: about 8 % less time).
+    many keys, one object per key less for the garbage collector to walk, which is much of the
+    time then (docs/runtime.md §8).
     """
 
     __slots__ = ("completed_matches", "new_start_partial_match", "runs_changed")

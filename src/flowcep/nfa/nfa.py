@@ -13,15 +13,15 @@ from collections.abc import Callable
 from typing import Any
 
 from flowcep.nfa.codegen import generated
-from flowcep.nfa.compiler import original_name
 from flowcep.nfa.computation_state import NO_COMPLETED_MATCHES, NO_START, ComputationState, NFAState
 from flowcep.nfa.conditions import And, Atom, Not, TrueCond, compile_condition
-from flowcep.nfa.dewey import DeweyNumber
 from flowcep.nfa.heap import JavaPriorityQueue
+from flowcep.nfa.names import original_name
 from flowcep.nfa.plans import _ALIVE, _FINAL, _IGNORE, _STOP, _TAKE, NO_EVENTS, compile_plan, self_state
 from flowcep.nfa.state import IGNORE, PROCEED, TAKE, State, StateType
 from flowcep.pattern.aftermatch import SkipPastLastStrategy
 from flowcep.pattern.exceptions import ConditionError, FlinkRuntimeException
+from flowcep.sharedbuffer.dewey import increase
 from flowcep.sharedbuffer.sharedbuffer import EventId, SharedBuffer
 
 Match = dict[str, list[Any]]
@@ -35,8 +35,6 @@ class CompiledState:
 
     __slots__ = (
         "name",
-        "page",
-        "state_type",
         "is_start",
         "is_final",
         "is_stop",
@@ -49,8 +47,6 @@ class CompiledState:
     def __init__(self, state: State) -> None:
         self.state = state
         self.name = state.name
-        self.page = original_name(state.name)
-        self.state_type = state.state_type
         self.is_start = state.state_type is StateType.Start
         self.is_final = state.state_type is StateType.Final
         self.is_stop = state.state_type is StateType.Stop
@@ -237,7 +233,7 @@ class NFA:
         # start state with its decision table (None: search)
         self._start_tables = [(name, self._slots[name].table) for name in self._start_names]
         # starts_nothing for the usual pattern, one start state with a table: the table alone
-        # (W5, 100,000 keys: most events meet a key without runs; -2.9 % instructions)
+        # (with many keys most events meet a key without runs, so this call is on the hot path)
         self.starts_nothing: Callable[[Any], bool] = self._starts_nothing
         if self._simple_start and len(self._start_tables) == 1 and self._start_tables[0][1] is not None:
             self.starts_nothing = _table_starts_nothing(self._start_tables[0][1])
@@ -449,8 +445,8 @@ class NFA:
         try:
             # Phase 2: apply. The unchanged runs before the first change keep their places; the
             # runs from there on are taken out (they are in ``changes``) and the state, a queue
-            # itself, collects the new partial runs in the list it has (not a new one: on W5 the
-            # new list outlived PyPy's nursery, PyPy -4 % time).
+            # itself, collects the new partial runs in the list it has (not a new one: with many
+            # keys a new list outlives PyPy's nursery and costs the collector).
             kinds = self._kinds
             new_partial = state
             del runs[first:]
@@ -620,9 +616,9 @@ class NFA:
                 if is_start:
                     continue
                 if target == current_name:  # Flink's isEquivalentState: same state name
-                    new_version = _increase(version, self_state(total_ignores, total_takes))
+                    new_version = increase(version, self_state(total_ignores, total_takes))
                 else:
-                    new_version = _increase(version, total_take_to_skip + ignore_branches_to_visit) + (0,)
+                    new_version = increase(version, total_take_to_skip + ignore_branches_to_visit) + (0,)
                     ignore_branches_to_visit -= 1
                 new_run = ComputationState(target, previous_entry, new_version, run.start_event_id)
                 result.append(new_run)
@@ -634,7 +630,7 @@ class NFA:
                 # its node passes to the new edge (Flink locks for the edge and releases the
                 # run's lock at the end; the two cancel out)
                 hand_over = take_branches_to_visit == 0 and previous_entry is not None
-                current_version = _increase(version, take_branches_to_visit)
+                current_version = increase(version, take_branches_to_visit)
                 next_version = current_version + (0,)
                 take_branches_to_visit -= 1
                 event_id = handle.event_id
@@ -663,7 +659,7 @@ class NFA:
                     result.append(final_run)
                     lock_node(new_entry, next_version)
         if is_start:
-            start_version = _increase(version, self_state(total_ignores, total_takes))
+            start_version = increase(version, self_state(total_ignores, total_takes))
             result.append(ComputationState.start(current_name, start_version))
         if previous_entry is not None and not handed_over:
             buffer.release_node(previous_entry, version)
@@ -1081,9 +1077,3 @@ def _raise_proceed_loop(state_name: str, event: Any) -> None:
         f"The pattern loops through PROCEED edges without taking an event (from state {state_name!r}, "
         f"event {event!r}): a looping group needs a step that is not optional."
     )
-
-
-def _increase(version: DeweyNumber, times: int) -> DeweyNumber:
-    if times == 0:
-        return version
-    return version[:-1] + (version[-1] + times,)

@@ -33,7 +33,7 @@ _ALIVE, _FINAL, _STOP = "alive", "final", "stop"
 
 
 def _increased(version: str, times: int) -> str:
-    """``_increase(version, times)`` as an expression (``times`` is known)."""
+    """``increase(version, times)`` (``flowcep.sharedbuffer.dewey``) as an expression (``times`` is known)."""
     if times == 0:
         return version
     return f"{version}[:-1] + ({version}[-1] + {times},)"

@@ -51,6 +51,9 @@ from flowcep.sharedbuffer import PathlessBuffer, SharedBuffer
 from flowcep.sharedbuffer.sharedbuffer import STALE_COUNTERS
 
 LONG_MIN: Final = -(2**63)
+# Snapshots of format version 3 hold, after the largest timestamp, the first timestamp of the firing
+# then under way, which nothing reads: the operator no longer keeps it, and writes this in its place.
+_NO_FIRE_BASE: Final = LONG_MIN
 # not 2**63 - 1: on PyPy that is a big-int object (arithmetic on one that overflowed stays one),
 # and storing it in an instance's int attribute (flush's watermark) turns that class's unboxed
 # int attributes into boxed ones for the rest of the process: every compiled trace that read one
@@ -171,7 +174,7 @@ class _KeyState:
         # timestamp are the element itself or ``_Several`` of them. The first timestamp's are
         # ``head`` (_EMPTY: nothing buffered) at ``head_ts``, in the key's own fields: with
         # ordered input a key mostly buffers one timestamp, and with many keys every other
-        # object touched per element is a cache miss (W5 under PyPy: +15 % events/s). The
+        # object touched per element is a cache miss (docs/runtime.md §8). The
         # later timestamps, ascending, and their elements are ``times`` and ``pending``: lists
         # (not a dict by timestamp: no hashing), made when the key first needs them.
         self.head: Any = _EMPTY
@@ -200,7 +203,7 @@ class CepOperator:
     """
 
     # slots: every attribute read is specialised, however many there are (an instance dict's
-    # shared keys stop at 30 in CPython 3.11; a 30th attribute cost 4 % on W1 before, 2026-11-25)
+    # shared keys stop at 30 in CPython 3.11, and past them attribute reads slow down)
     __slots__ = (
         "pattern",
         "nfa",
@@ -222,7 +225,6 @@ class CepOperator:
         "_next_seq",
         "_watermark",
         "_max_timestamp",
-        "_fire_base",
         "_last_now",
         "_resume",
         "_errors",
@@ -282,19 +284,19 @@ class CepOperator:
         # buffer; otherwise runs carry their partial matches and one buffer without paths
         # numbers the events of every key (docs/internals.md): a key's ids stay in the order it
         # takes its events, all that they are compared for, and there is one object per key
-        # less for the garbage collector to walk (W5: -10 % wall time). None: a buffer per key.
+        # less for the garbage collector to walk (with many keys, much of its work). None: a
+        # buffer per key.
         self._pathless: PathlessBuffer | None = None if self.nfa.needs_paths() else PathlessBuffer()
         # the schedule: a heap of due times and, for each, its keys in the order they were
         # scheduled; a key listed at a time is due then if its ``due`` still says so (a key
-        # re-scheduled earlier stays listed at the later time; no entry object per listing:
-        # instructions per event W1 -0.6 %, W5 -0.7 %). Many keys often share a due time (one
+        # re-scheduled earlier stays listed at the later time; no entry object per listing, one
+        # allocation per scheduling less). Many keys often share a due time (one
         # event per key and ms): they leave together, without a heap operation each.
         self._dues: list[int] = []
         self._due_keys: dict[int, list[_KeyState]] = {}
         self._next_seq = 0
         self._watermark = LONG_MIN
         self._max_timestamp = LONG_MIN
-        self._fire_base = LONG_MIN  # previous watermark + 1 of the current firing
         self._last_now = LONG_MIN
         self._resume = False  # a firing was interrupted by an exception
         self._errors: list[tuple[BadRecord, Any, BaseException | None]] = []  # to raise (on_error="raise")
@@ -334,8 +336,8 @@ class CepOperator:
     def _elements(self, events: Iterable[Any], timestamp: int | None, out: list[Output]) -> None:
         """Take each element: late, or buffered under its key and timestamp; then advance the
         watermark it generates. ``timestamp`` (not None) overrides the extractor. One loop for
-        a whole batch: what stays fixed is read once (instructions per event against a call
-        per element: W1 -1.9 %, W5 -2.9 %)."""
+        a whole batch: what stays fixed is read once per batch, not once per element (a call per
+        element cost measurably more; docs/runtime.md §8)."""
         if self.processing_time:
             for event in events:
                 self.events_in += 1
@@ -434,7 +436,6 @@ class CepOperator:
                             self._buffer(ks, event, ts)
             if watermark > current:
                 # _advance_watermark, written out (a call per element less)
-                self._fire_base = current + 1
                 self._watermark = watermark
                 self._fire(watermark, out)
 
@@ -588,7 +589,7 @@ class CepOperator:
             (
                 self._watermark,
                 self._max_timestamp,
-                self._fire_base,
+                _NO_FIRE_BASE,  # (the place of a field nothing read; kept so the layout stays version 3)
                 self._last_now,
                 self._next_seq,
                 self._resume,
@@ -652,7 +653,7 @@ class CepOperator:
         (
             self._watermark,
             self._max_timestamp,
-            self._fire_base,
+            _,  # the field nothing read (see snapshot())
             self._last_now,
             self._next_seq,
             self._resume,
@@ -772,7 +773,6 @@ class CepOperator:
             self._schedule(ks)
 
     def _advance_watermark(self, watermark: int, out: list[Output]) -> None:
-        self._fire_base = self._watermark + 1
         self._watermark = watermark
         self._fire(watermark, out)
 
@@ -935,8 +935,8 @@ class CepOperator:
             # Flink, only to advance time to the watermark again, which changes nothing
             if timers and timers[0] <= watermark:
                 del timers[: _count_through(timers, watermark)]
-            # _settle and _schedule in event time, written out (two calls per firing less: W1
-            # -2.5 %, W6 -2.7 % instructions; no return here: it would swallow an exception):
+            # _settle and _schedule in event time, written out (two calls per firing less, which
+            # pays on the hot path: docs/runtime.md §8; no return here: it would swallow an exception):
             # the key's next due time is its first buffered timestamp or its first window timer
             if ks.head is not _EMPTY:
                 first = ks.head_ts

@@ -47,7 +47,8 @@ _set_timestamp = Output.__dict__["timestamp"].__set__
 
 def make_output(kind: str, key: Any, value: Any, timestamp: int | None) -> Output:
     """``Output(kind, key, value, timestamp)`` for the operator's hot path: the same frozen
-    record in about two thirds of the time (measured 2026-11-25: 284 against 425 ns)."""
+    record, made through the slot descriptors above, without attrs' ``__init__`` (docs/runtime.md
+    §8)."""
     out: Output = _new(Output)
     _set_kind(out, kind)
     _set_key(out, key)

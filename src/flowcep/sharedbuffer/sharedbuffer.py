@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowcep.nfa.dewey import DeweyNumber, is_compatible
+from flowcep.sharedbuffer.dewey import DeweyNumber, is_compatible
 
 EventId = tuple[int, int]  # (timestamp, arrival counter within the timestamp)
 NodeId = tuple[EventId, str]  # (event, page = original pattern name)
