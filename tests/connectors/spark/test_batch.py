@@ -92,10 +92,22 @@ def test_rows_with_null_key_or_bad_timestamp_come_out_as_invalid(spark):
     ]
 
 
-def test_on_invalid_raise_fails_the_job_naming_the_row(spark):
+@pytest.mark.parametrize("choice", [{"on_error": "raise"}, {"on_invalid": "raise"}])
+def test_on_error_raise_fails_the_job_naming_the_row(spark, choice):
     df = _rows(spark, [(1, "u", "a", 1.0, "soon")], TXN)
     with pytest.raises(Exception, match="invalid row: the timestamp 'soon' in column ts cannot be parsed"):
-        detect(df, abc_pattern(), key="user", timestamp="ts", on_invalid="raise").collect()
+        detect(df, abc_pattern(), key="user", timestamp="ts", **choice).collect()
+
+
+def test_on_error_side_output_is_the_default_and_on_invalid_output_its_old_name():
+    from flowcep.connectors.spark.detect import bad_input_choice
+
+    assert bad_input_choice(None, None) == bad_input_choice("side_output", None) == "output"
+    assert bad_input_choice(None, "output") == "output" and bad_input_choice(None, "raise") == "raise"
+    with pytest.raises(ValueError, match="on_error must be 'side_output' or 'raise', got 'output'"):
+        bad_input_choice("output", None)
+    with pytest.raises(ValueError, match="not both"):
+        bad_input_choice("raise", "raise")
 
 
 def test_a_condition_that_raises_makes_the_row_invalid(spark):

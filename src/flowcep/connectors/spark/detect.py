@@ -28,7 +28,8 @@ def detect(
     out_of_orderness: int | timedelta | str = 0,
     select: Callable[..., Any] | None = None,
     output_schema: T.StructType | str | None = None,
-    on_invalid: str = "output",
+    on_error: str | None = None,
+    on_invalid: str | None = None,
     state_ttl: int | timedelta | str | None = None,
     buckets: int = DEFAULT_BUCKETS,
 ) -> DataFrame:
@@ -39,13 +40,15 @@ def detect(
     ``invalid``), ``timestamp``, ``first_ts``, ``last_ts`` and ``events``, a JSON object mapping
     each pattern step to its rows. With ``select`` (and ``output_schema``), ``select(match)``
     makes the rows of matches, or ``select(kind, key, events)`` those of every result.
+    ``on_error``: ``"side_output"`` (rows without a usable key or time, and rows a condition
+    raised on, come out as kind ``invalid``) or ``"raise"`` (the job fails); ``on_invalid``
+    (``"output"``/``"raise"``) is its older name.
     ``out_of_orderness`` is the watermark delay (ms, ``timedelta`` or ``"10 seconds"``),
     ``state_ttl`` (streaming) drops a key's state once Spark's watermark is that far past the
     key's latest event, ``buckets`` (streaming) is how many state-store groups the keys are
     hashed into (fixed for the life of a checkpoint).
     """
-    if on_invalid not in ("output", "raise"):
-        raise ValueError(f"on_invalid must be 'output' or 'raise', got {on_invalid!r}")
+    invalid = bad_input_choice(on_error, on_invalid)
     if (select is None) != (output_schema is None):
         raise ValueError("select and output_schema go together: give both or neither")
     if select is not None and not callable(select):
@@ -68,7 +71,7 @@ def detect(
             timestamp,
             delay,
             ttl,
-            on_invalid,
+            invalid,
             "default",
             None,
             INTERNAL_SCHEMA,
@@ -76,9 +79,24 @@ def detect(
         )
     assert output_schema is not None  # given with select (checked above)
     mode = "select1" if select_arity(select) == 1 else "select3"
-    return build(
-        df, pattern, key_names, timestamp, delay, ttl, on_invalid, mode, select, output_schema, buckets
-    )
+    return build(df, pattern, key_names, timestamp, delay, ttl, invalid, mode, select, output_schema, buckets)
+
+
+def bad_input_choice(on_error: str | None, on_invalid: str | None) -> str:
+    """``"output"`` or ``"raise"``, from ``on_error`` (the runtime's and PyFlink's name:
+    ``"side_output"`` or ``"raise"``) or ``on_invalid`` (this connector's older name: ``"output"``
+    or ``"raise"``)."""
+    if on_error is not None and on_invalid is not None:
+        raise ValueError("give on_error or on_invalid (its older name), not both")
+    if on_invalid is not None:
+        if on_invalid not in ("output", "raise"):
+            raise ValueError(f"on_invalid must be 'output' or 'raise', got {on_invalid!r}")
+        return on_invalid
+    if on_error is None or on_error == "side_output":
+        return "output"
+    if on_error == "raise":
+        return "raise"
+    raise ValueError(f"on_error must be 'side_output' or 'raise', got {on_error!r}")
 
 
 def check_columns(df: DataFrame, key_names: list[str] | None, timestamp: str) -> None:

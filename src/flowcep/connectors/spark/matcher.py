@@ -39,7 +39,7 @@ ON_INVALID = ("output", "raise")
 
 
 class InvalidRowError(ValueError):
-    """A row with a null key or a null/unparsable timestamp, with ``on_invalid="raise"``."""
+    """A row with a null key or a null/unparsable timestamp, with ``on_error="raise"``."""
 
 
 def select_arity(fn: Callable[..., Any]) -> int:
@@ -169,7 +169,7 @@ class Matcher:
         return () if positions is None else tuple(row[i] for i in positions)
 
     def invalid(self, key: tuple[Any, ...], row: Any, ms: int | None, out: list[Any]) -> None:
-        """Report a row without a usable key or event time (or raise, with ``on_invalid="raise"``)."""
+        """Report a row without a usable key or event time (or raise, with ``on_error="raise"``)."""
         if self.key_names is not None and None in key:
             reason = f"the key column(s) {', '.join(self.key_names)} are null"
         elif row[self.ts_index] is None:
