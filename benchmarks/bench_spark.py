@@ -75,29 +75,27 @@ def bench_batch(spark: Any, n: int, keys: int) -> tuple[float, int]:
     return elapsed, matches
 
 
-class _NoOpBuckets:
+def _no_op_processor() -> Any:
     """Spark's own share: the same buckets, rows handed to Python and read, one state read and
-    write per bucket, no matching (a StatefulProcessor made lazily: pyspark is imported late)."""
+    write per bucket, no matching (the class is made here: pyspark is imported late)."""
+    from pyspark.sql.streaming import StatefulProcessor
 
-    def __new__(cls) -> Any:
-        from pyspark.sql.streaming import StatefulProcessor
+    class NoOp(StatefulProcessor):
+        def init(self, handle: Any) -> None:
+            self.state = handle.getValueState("s", "blob binary")
 
-        class NoOp(StatefulProcessor):
-            def init(self, handle: Any) -> None:
-                self.state = handle.getValueState("s", "blob binary")
-
-            def handleInputRows(self, key: Any, rows: Any, timerValues: Any) -> Any:  # noqa: N802,N803
-                for _ in rows:
-                    pass
-                if self.state.exists():
-                    self.state.get()
-                self.state.update((b"",))
-                return iter(())
-
-            def close(self) -> None:
+        def handleInputRows(self, key: Any, rows: Any, timerValues: Any) -> Any:  # noqa: N802,N803
+            for _ in rows:
                 pass
+            if self.state.exists():
+                self.state.get()
+            self.state.update((b"",))
+            return iter(())
 
-        return NoOp()
+        def close(self) -> None:
+            pass
+
+    return NoOp()
 
 
 def floor_stream(stream: Any, buckets: int) -> Any:
@@ -112,7 +110,7 @@ def floor_stream(stream: Any, buckets: int) -> Any:
         .drop("wm")
     )
     out = prepared.groupBy("bucket").transformWithState(
-        _NoOpBuckets(), "key string, kind string", "Append", "EventTime"
+        _no_op_processor(), "key string, kind string", "Append", "EventTime"
     )
     return out.where("kind = 'match'")
 

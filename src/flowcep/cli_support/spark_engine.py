@@ -17,7 +17,7 @@ from pyspark.sql import Row, SparkSession
 from pyspark.sql import functions as F
 
 from flowcep.connectors.spark.detect import build, check_columns
-from flowcep.connectors.spark.values import duration_ms
+from flowcep.connectors.spark.values import dumps, duration_ms
 
 CLI_SCHEMA = "kind string, key string, timestamp long, record string"
 
@@ -41,8 +41,6 @@ class _CliFormat:
         value: dict[str, list[Any]],
         reason: str | None,
     ) -> tuple[Any, ...]:
-        from flowcep.connectors.spark.values import dumps
-
         record: dict[str, Any]
         if kind == "match":
             record = (

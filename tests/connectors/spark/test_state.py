@@ -74,19 +74,23 @@ def ab_pattern() -> Pattern:
     )
 
 
-def processor(pattern: Pattern, handle: FakeHandle, buckets: int = 4) -> BucketProcessor:
-    matcher = Matcher(
+def default_matcher(pattern: Pattern, fields: list[str], timestamp: str) -> Matcher:
+    """The matcher of ``detect(df, pattern, key="user", timestamp=timestamp)`` over ``fields``."""
+    return Matcher(
         pattern,
-        user_fields=FIELDS,
+        user_fields=fields,
         key_names=["user"],
-        timestamp="ms",
+        timestamp=timestamp,
         mode="default",
         select=None,
         output_fields=INTERNAL_FIELDS,
         on_invalid="output",
         recursive=False,
     )
-    p = BucketProcessor(matcher, 0, None, buckets)
+
+
+def processor(pattern: Pattern, handle: FakeHandle, buckets: int = 4) -> BucketProcessor:
+    p = BucketProcessor(default_matcher(pattern, FIELDS, "ms"), 0, None, buckets)
     p.init(handle)  # type: ignore[arg-type]
     return p
 
@@ -189,17 +193,7 @@ def test_the_events_json_is_the_json_of_the_whole_document():
     from flowcep.connectors.spark.values import event_class
 
     fields = ("id", "user", "amount", "when", "note")
-    matcher = Matcher(
-        ab_pattern(),
-        user_fields=list(fields),
-        key_names=["user"],
-        timestamp="id",
-        mode="default",
-        select=None,
-        output_fields=INTERNAL_FIELDS,
-        on_invalid="output",
-        recursive=False,
-    )
+    matcher = default_matcher(ab_pattern(), list(fields), "id")
     event = event_class(fields)
     a = tuple.__new__(event, (1, "zoë", Decimal("2.50"), datetime(2026, 3, 2, 9, 30, tzinfo=UTC), None, 1))
     b = tuple.__new__(event, (2, "zoë", float("nan"), None, 'say "hi"', 2))

@@ -11,10 +11,10 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from .matcher import Matcher
+from .values import SEQ_COLUMN as _SEQ
+from .values import TS_MS_COLUMN as _MS
 from .values import py_converter, quote
 
-_MS = "__flowcep_ts_ms"
-_SEQ = "__flowcep_seq"
 _OUTPUT_CHUNK = 4096  # rows per Arrow batch written back to Spark
 
 

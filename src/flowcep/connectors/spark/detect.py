@@ -13,10 +13,7 @@ from pyspark.sql import types as T
 from .batch import build_batch
 from .matcher import INTERNAL_SCHEMA, Matcher, select_arity
 from .streaming import DEFAULT_BUCKETS, build_stream
-from .values import NEWEST_MS, duration_ms, timestamp_ms
-
-# hidden columns the connector adds to the input
-HIDDEN = ("__flowcep_ts_ms", "__flowcep_watermark", "__flowcep_seq", "__flowcep_bucket")
+from .values import HIDDEN_COLUMNS, NEWEST_MS, duration_ms, timestamp_ms
 
 
 def detect(
@@ -102,7 +99,7 @@ def bad_input_choice(on_error: str | None, on_invalid: str | None) -> str:
 def check_columns(df: DataFrame, key_names: list[str] | None, timestamp: str) -> None:
     """The key and timestamp columns exist, and no column has a name the connector uses."""
     columns = list(df.columns)
-    for hidden in HIDDEN:
+    for hidden in HIDDEN_COLUMNS:
         if hidden in columns:
             raise ValueError(f"the input has a column named {hidden}, which flowcep uses internally")
     if timestamp not in columns:

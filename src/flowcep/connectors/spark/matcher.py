@@ -100,13 +100,10 @@ class Matcher:
     def _init_caches(self) -> None:
         self._op: Any = None
         self.event_class = event_class(self.user_fields)
-        self._texts: dict[int, str] = {}  # id(event) -> its JSON text, see events_json
-        self._alive: list[Any] = []
-        self._step_texts: dict[str, str] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        for name in ("_op", "event_class", "_texts", "_alive", "_step_texts"):
+        for name in ("_op", "event_class"):
             state.pop(name, None)
         return state
 
@@ -211,7 +208,6 @@ class Matcher:
                 reason = f"pattern step {step!r}: {error}" if step is not None else str(error)
                 ms = record[-1] if isinstance(record, Row) else None
                 self._result(text, "invalid", o.timestamp, {"invalid": [record]}, ms, ms, out, reason)
-        self.forget_texts()
 
     def _operator_key_text(self, key: Any) -> str | None:
         # the operator's key: None (no key columns), a value (one column) or a tuple (several)
@@ -235,36 +231,11 @@ class Matcher:
         return e.asDict(self.recursive) if isinstance(e, Row) else e
 
     def events_json(self, value: dict[str, list[Any]], reason: str | None = None) -> str:
-        """The JSON text of ``{step: [row dict]}`` (plus ``"reason"``): the ``events`` column.
-
-        Each event is encoded once per call of :meth:`emit` (an event is in several results
-        often) and the document is put together from the pieces: the same text as one
-        ``dumps`` of the whole (separators ", " and ": "), in about half the time.
-        """
-        texts = self._texts
-        steps = self._step_texts
-        parts = []
-        for step, events in value.items():
-            encoded = []
-            for e in events:
-                text = texts.get(id(e))
-                if text is None:
-                    text = texts[id(e)] = dumps(self.row_dict(e))
-                    self._alive.append(e)  # keeps the id unique while the text is cached
-                encoded.append(text)
-            name = steps.get(step)
-            if name is None:
-                name = steps[step] = dumps(step) + ": ["
-            parts.append(name + ", ".join(encoded) + "]")
+        """The JSON text of ``{step: [row dict]}`` (plus ``"reason"``): the ``events`` column."""
+        doc: dict[str, Any] = self.events_dict(value)
         if reason is not None:
-            parts.append('"reason": ' + dumps(reason))
-        return "{" + ", ".join(parts) + "}"
-
-    def forget_texts(self) -> None:
-        """Drop the cached event texts (after a key's or a group's results)."""
-        if self._alive:
-            self._texts = {}
-            self._alive = []
+            doc["reason"] = reason
+        return dumps(doc)
 
     def events_dict(self, value: dict[str, list[Any]]) -> dict[str, list[Any]]:
         row = self.row_dict

@@ -29,7 +29,10 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValues
 
 from .matcher import INTERNAL_SCHEMA, Matcher
+from .values import BUCKET_COLUMN as _BUCKET
 from .values import OLDEST_MS
+from .values import TS_MS_COLUMN as _MS
+from .values import WATERMARK_COLUMN as _WM
 
 log = logging.getLogger(__name__)
 
@@ -55,10 +58,6 @@ STATE_FORMAT = 1
 STATE_NAME = "flowcep_bucket"
 STATE_SCHEMA = "format int, buckets int, timer long, snapshot binary, latest binary"
 
-# hidden columns added to the input; never seen by conditions or select
-_MS = "__flowcep_ts_ms"
-_WM = "__flowcep_watermark"
-_BUCKET = "__flowcep_bucket"
 _BUT_LAST = slice(0, -1)  # a row's items but its bucket: the user's columns and the event time
 
 

@@ -23,6 +23,13 @@ from pyspark.sql import Column, Row
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+# hidden columns the connector adds to the input; never seen by conditions or select
+TS_MS_COLUMN = "__flowcep_ts_ms"  # the event time in epoch ms, after the user's columns
+WATERMARK_COLUMN = "__flowcep_watermark"  # streaming: what Spark's watermark is taken on
+SEQ_COLUMN = "__flowcep_seq"  # batch: the input order, for ties in event time
+BUCKET_COLUMN = "__flowcep_bucket"  # streaming: the key's bucket, the last column
+HIDDEN_COLUMNS = (TS_MS_COLUMN, WATERMARK_COLUMN, SEQ_COLUMN, BUCKET_COLUMN)
+
 # the range of Spark timestamps; event times outside it are unparsable, output times outside it null
 OLDEST_MS = -62135596800000  # 0001-01-01T00:00:00Z
 NEWEST_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
