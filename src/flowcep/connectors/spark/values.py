@@ -28,7 +28,8 @@ TS_MS_COLUMN = "__flowcep_ts_ms"  # the event time in epoch ms, after the user's
 WATERMARK_COLUMN = "__flowcep_watermark"  # streaming: what Spark's watermark is taken on
 SEQ_COLUMN = "__flowcep_seq"  # batch: the input order, for ties in event time
 BUCKET_COLUMN = "__flowcep_bucket"  # streaming: the key's bucket, the last column
-HIDDEN_COLUMNS = (TS_MS_COLUMN, WATERMARK_COLUMN, SEQ_COLUMN, BUCKET_COLUMN)
+PACKED_COLUMN = "__flowcep_packed"  # streaming: the event's plain columns as one JSON text
+HIDDEN_COLUMNS = (TS_MS_COLUMN, WATERMARK_COLUMN, SEQ_COLUMN, BUCKET_COLUMN, PACKED_COLUMN)
 
 # the range of Spark timestamps; event times outside it are unparsable, output times outside it null
 OLDEST_MS = -62135596800000  # 0001-01-01T00:00:00Z
@@ -189,6 +190,21 @@ def event_class(fields: tuple[str, ...]) -> type[Row]:
         if name.isidentifier() and not keyword.iskeyword(name) and not hasattr(Row, name):
             namespace[name] = item_reader(i)
     return type("Event", (Row,), namespace)
+
+
+@functools.lru_cache(maxsize=64)
+def result_class(fields: tuple[str, ...]) -> type[Row]:
+    """A ``Row`` class for flat result tuples (no ``Row``, list or dict among the values).
+
+    pyspark turns each row a stateful processor returns into a dict with ``asDict(True)``, whose
+    recursive walk is Python code per value; a flat result needs none of it.
+    """
+
+    def as_dict(self: Row, recursive: bool = False) -> dict[str, Any]:  # noqa: N802 - Row's name
+        return dict(zip(fields, self))
+
+    namespace: dict[str, Any] = {"__fields__": list(fields), "asDict": as_dict, "__module__": __name__}
+    return type("Result", (Row,), namespace)
 
 
 def _event(fields: tuple[str, ...], values: tuple[Any, ...]) -> Row:
