@@ -30,7 +30,7 @@ from flowcep.nfa.compiled import (
     unchanged,
 )
 from flowcep.nfa.computation_state import NO_COMPLETED_MATCHES, NO_START, ComputationState, NFAState
-from flowcep.nfa.context import ConditionContext, EventHandle, Match, current_match, own_match
+from flowcep.nfa.context import ConditionContext, EventHandle, Match, own_match
 from flowcep.nfa.heap import JavaPriorityQueue
 from flowcep.nfa.plans import NO_EVENTS, Plan, compile_plan, self_state
 from flowcep.nfa.state import State
@@ -40,11 +40,10 @@ from flowcep.pattern.exceptions import ConditionError, FlinkRuntimeException
 from flowcep.sharedbuffer.dewey import increase
 from flowcep.sharedbuffer.sharedbuffer import EventId, SharedBuffer
 
-# the old names of what moved out of this module
+# the old names of what moved out of this module (patch flowcep.nfa.context.current_match, not
+# a name here, to change how partial matches are built)
 _EventHandle = EventHandle
 _DecisionSlot = DecisionSlot
-_current_match = current_match
-_own_match = own_match
 
 __all__ = ["NFA", "CompiledState", "ConditionContext", "Decision", "Match", "Transition"]
 
@@ -71,7 +70,7 @@ class NFA:
         for compiled in self.states.values():
             for t in compiled.transitions:
                 if t.target not in self.states:
-                    raise KeyError(t.target)
+                    raise KeyError(f"a transition of {compiled.name!r} leads to no state: {t.target!r}")
         # whether a decision from a state can evaluate an iterative condition (through PROCEED edges)
         self._needs_context: dict[str, bool] = {name: reaches_iterative(self.states, name) for name in self.states}
         self._start_names = [s.name for s in self.states.values() if s.is_start]
@@ -95,10 +94,10 @@ class NFA:
         # each state's decision table (flowcep.nfa.tables): decide(event), or decide(event, ctx)
         # for a state whose decision reads the run's partial match; process() keeps a shared
         # decision in the slot for the call that made it (``_epoch`` counts calls)
-        self._slots = {
-            name: DecisionSlot(compiled, decision_table(self.states, compiled, self._needs_context[name]), self._needs_context[name])
-            for name, compiled in self.states.items()
-        }
+        self._slots: dict[str, DecisionSlot] = {}
+        for name, compiled in self.states.items():
+            per_run = self._needs_context[name]
+            self._slots[name] = DecisionSlot(compiled, decision_table(self.states, compiled, per_run), per_run)
         self._epoch = 0
         # what starts_nothing() asks (only when no start decision reads a partial match): each
         # start state with its decision table (None: search)
