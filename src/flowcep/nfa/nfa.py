@@ -105,8 +105,10 @@ class NFA:
         # starts_nothing for the usual pattern, one start state with a table: the table alone
         # (with many keys most events meet a key without runs, so this call is on the hot path)
         self.starts_nothing: Callable[[Any], bool] = self._starts_nothing
-        if self._simple_start and len(self._start_tables) == 1 and self._start_tables[0][1] is not None:
-            self.starts_nothing = table_starts_nothing(self._start_tables[0][1])
+        if self._simple_start and len(self._start_tables) == 1:
+            [(_, start_table)] = self._start_tables
+            if start_table is not None:
+                self.starts_nothing = table_starts_nothing(start_table)
 
     # -- state --------------------------------------------------------------
     def create_initial_state(self) -> NFAState:
@@ -581,8 +583,9 @@ class NFA:
             match = run.match
             while type(match) is tuple and id(match) not in seen:
                 seen.add(id(match))
-                nodes.add((id(match[2]), match[1]))
-                match = match[0]
+                parent, page, event = match  # a TAKE's link: (parent match, page, event)
+                nodes.add((id(event), page))
+                match = parent
             if type(match) is dict and id(match) not in seen:
                 seen.add(id(match))
                 nodes.update((id(event), page) for page, events in match.items() for event in events)
