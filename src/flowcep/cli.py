@@ -502,6 +502,7 @@ def _run_spark(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
                 args.timestamp or "timestamp",
                 out_of_orderness,
                 _jsonable_select(pf.select),
+                _jsonable_select(pf.timeout),
             )
             for item in results:
                 kind = str(item.get("kind", "match")) if isinstance(item, dict) else "match"
