@@ -1,0 +1,344 @@
+"""``HierarchyOperator``: a whole hierarchy, keyed and in event time, in one pass (push API), and
+``detect`` (pull API).
+
+Each complex event type runs in one ``CepOperator`` of its own, shared by every level that reads
+it. A raw event goes to the levels that read raw events; a match becomes a ``ComplexEvent`` (the
+level's composition function) and goes, at the event time of its end, to the levels that read
+its type. Watermarks flow bottom up: a level's watermark is the smallest of its inputs' (the raw
+watermark, and each input level's watermark less that level's release lag), so every level sees
+its input in event-time order. docs/semantics.md, section 11, states the rules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from typing import Any, Final
+
+import attrs
+
+from flowcep.hierarchy.definition import Hierarchy, HierarchyError, HierarchyPlan, Level
+from flowcep.hierarchy.event import ComplexEvent
+from flowcep.pattern import to_millis
+from flowcep.runtime import LONG_MAX, LONG_MIN, BadRecord, BadRecordError, CepOperator, Output
+from flowcep.runtime.functions import extractor
+from flowcep.runtime.operator import to_timestamp
+from flowcep.runtime.output import BAD_RECORD, LATE, MATCH, STAGE_KEY, STAGE_TIMESTAMP, TIMEOUT
+from flowcep.runtime.snapshot import SnapshotError, pack, unpack
+
+RAW: Final = ""  # the level of raw events, in LevelOutput.level (late and bad raw records)
+_SNAPSHOT_LAYOUT: Final = "hierarchy-1"
+
+
+@attrs.frozen(slots=True)
+class LevelOutput:
+    """One result of a hierarchy: ``Output``'s fields, and the ``level`` (complex event type) it
+    comes from (``RAW``, the empty string, for late or bad raw events).
+
+    A match's ``value`` is its ``ComplexEvent``; a timeout's the partial match; a late record's
+    the record (a raw event, or a complex event late at ``level``)."""
+
+    kind: str
+    level: str
+    key: Any
+    value: Any
+    timestamp: int | None
+
+
+class _Running:
+    """One level at run time: its operator, the levels it feeds, its input watermark."""
+
+    __slots__ = ("level", "operator", "consumers", "producers", "lag", "watermark", "emit", "end_of")
+
+    def __init__(self, level: Level, operator: CepOperator, emit: bool) -> None:
+        self.level = level
+        self.operator = operator
+        self.consumers: list[_Running] = []
+        self.producers: list[_Running] = []
+        self.lag = 0
+        self.watermark = LONG_MIN  # the level's input watermark
+        self.emit = emit
+
+
+class HierarchyOperator:
+    """A hierarchy over a pushed stream of raw events (the push API, as ``CepOperator``).
+
+    ``key_by`` and ``timestamp`` read raw events (functions or field names; ``timestamp`` is
+    required: default intervals and windows read it); a complex event keeps its constituents'
+    key. ``out_of_orderness`` (ms or timedelta; None: ``process_watermark`` only) makes the raw
+    watermark. ``emit``: the levels whose matches and timeouts come out (default: the top
+    levels). ``on_error``: "raise" (``BadRecordError`` at the end of the call) or "side_output".
+    """
+
+    def __init__(
+        self,
+        hierarchy: Hierarchy | HierarchyPlan,
+        *,
+        key_by: Callable[[Any], Hashable] | str | None = None,
+        timestamp: Callable[[Any], int] | str,
+        out_of_orderness: Any = 0,
+        emit: Iterable[str] | None = None,
+        on_error: str = "raise",
+    ) -> None:
+        plan = hierarchy.build()
+        if on_error not in ("raise", "side_output"):
+            raise ValueError(f"on_error must be 'raise' or 'side_output', got {on_error!r}")
+        stamp = extractor("timestamp", timestamp)
+        if stamp is None:
+            raise TypeError("a hierarchy needs a timestamp extractor: windows and intervals read raw event times")
+        self.plan = plan
+        self._key_by = extractor("key_by", key_by)
+        self._stamp: Callable[[Any], Any] = stamp
+        self._out_of_orderness: int | None = to_millis(out_of_orderness)
+        self._raise = on_error == "raise"
+        names = [level.name for level in plan.levels]
+        emitted = set(plan.top if emit is None else emit)
+        unknown = emitted.difference(names)
+        if unknown:
+            raise HierarchyError(f"emit names unknown complex event types {sorted(unknown)}; defined: {names}")
+        self._levels: list[_Running] = []
+        by_name: dict[str, _Running] = {}
+        for level in plan.levels:
+            operator = CepOperator(
+                level.bound_pattern(self.interval),
+                key_by=self._level_key(level),
+                out_of_orderness=None,
+                on_error="side_output",
+                timeout_handling=level.name in emitted,
+            )
+            running = _Running(level, operator, level.name in emitted)
+            for used in level.uses:
+                producer = by_name[used]
+                running.producers.append(producer)
+                producer.consumers.append(running)
+            by_name[level.name] = running
+            self._levels.append(running)
+        for running in self._levels:
+            running.lag = running.level.release_lag() if running.consumers else 0
+        self._raw_levels = [running for running in self._levels if running.level.reads_raw]
+        self._watermark = LONG_MIN
+        self._max_timestamp = LONG_MIN
+        self.events_in = 0
+        self.late = 0
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def current_watermark(self) -> int:
+        """The raw events' watermark."""
+        return self._watermark
+
+    def process_element(self, event: Any) -> list[LevelOutput]:
+        """Push one raw event; return what became ready at every emitted level."""
+        return self.process_elements((event,))
+
+    def process_elements(self, events: Iterable[Any]) -> list[LevelOutput]:
+        out: list[LevelOutput] = []
+        stamp = self._stamp
+        key_by = self._key_by
+        raw_levels = self._raw_levels
+        ooo = self._out_of_orderness
+        for event in events:
+            self.events_in += 1
+            try:
+                ts = to_timestamp(stamp(event))
+            except Exception as exc:
+                self._bad(event, None, f"timestamp extractor failed: {exc}", STAGE_TIMESTAMP, out)
+                continue
+            if key_by is not None:
+                try:
+                    hash(key_by(event))
+                except Exception as exc:
+                    self._bad(event, ts, f"key extractor failed: {exc}", STAGE_KEY, out)
+                    continue
+            if ts <= self._watermark:
+                self.late += 1
+                out.append(LevelOutput(LATE, RAW, key_by(event) if key_by is not None else None, event, ts))
+                continue
+            for running in raw_levels:
+                self._collect(running, running.operator.process_element(event, ts), out)
+            if ts > self._max_timestamp:
+                self._max_timestamp = ts
+                if ooo is not None:
+                    watermark = ts - ooo - 1
+                    if watermark > self._watermark:
+                        self._advance(watermark, out)
+        self._raise_bad(out)
+        return out
+
+    def process_watermark(self, timestamp: int) -> list[LevelOutput]:
+        """Advance the raw watermark (ignored if not ahead)."""
+        out: list[LevelOutput] = []
+        watermark = to_timestamp(timestamp)
+        if watermark > self._watermark:
+            self._advance(watermark, out)
+        self._raise_bad(out)
+        return out
+
+    def flush(self) -> list[LevelOutput]:
+        """End of input: every level, bottom up, releases all it holds."""
+        return self.process_watermark(LONG_MAX)
+
+    def interval(self, event: Any) -> tuple[int, int]:
+        """A constituent's ``(start, end)``: a complex event's interval, a raw event's timestamp."""
+        if type(event) is ComplexEvent:
+            return event.start, event.end
+        ts: int = self._stamp(event)
+        return ts, ts
+
+    def level_watermarks(self) -> dict[str, int]:
+        """Each level's input watermark."""
+        return {running.level.name: running.watermark for running in self._levels}
+
+    def stats(self) -> dict[str, Any]:
+        """The raw counters and each level's ``CepOperator.stats()``."""
+        return {
+            "events_in": self.events_in,
+            "late": self.late,
+            "watermark": self._watermark,
+            "levels": {running.level.name: running.operator.stats() for running in self._levels},
+        }
+
+    def snapshot(self, *, canonical: bool = True) -> bytes:
+        """Every level's state and the raw watermark, as versioned bytes."""
+        payload = (
+            _SNAPSHOT_LAYOUT,
+            (self._watermark, self._max_timestamp, self.events_in, self.late),
+            [
+                (running.level.name, running.watermark, running.operator.snapshot(canonical=canonical))
+                for running in self._levels
+            ],
+        )
+        return pack(self._fingerprint(), payload, canonical)
+
+    def restore(self, data: bytes) -> None:
+        """Replace every level's state by a snapshot's (``SnapshotError`` for another hierarchy)."""
+        payload = unpack(data, self._fingerprint())
+        try:
+            layout, clocks, levels = payload
+            if layout != _SNAPSHOT_LAYOUT:
+                raise ValueError(f"layout {layout!r}")
+            names = [name for name, _, _ in levels]
+            if names != [running.level.name for running in self._levels]:
+                raise ValueError(f"levels {names}")
+        except (TypeError, ValueError) as exc:
+            raise SnapshotError(f"corrupt hierarchy snapshot: {exc}") from None
+        for running, (_, watermark, state) in zip(self._levels, levels):
+            running.operator.restore(state)
+            running.watermark = watermark
+        self._watermark, self._max_timestamp, self.events_in, self.late = clocks
+
+    # ------------------------------------------------------------------ internals
+
+    def _fingerprint(self) -> bytes:
+        digest = hashlib.sha256()
+        for running in self._levels:
+            digest.update(running.level.name.encode("utf-8"))
+            digest.update(running.operator.fingerprint)
+        return digest.digest()
+
+    def _level_key(self, level: Level) -> Callable[[Any], Any] | None:
+        user = self._key_by
+        if not level.uses:
+            return user
+        if not level.reads_raw or user is None:
+            return _complex_key if user is not None else None
+
+        def key(event: Any) -> Any:
+            return event.key if type(event) is ComplexEvent else user(event)
+
+        return key
+
+    def _advance(self, raw: int, out: list[LevelOutput]) -> None:
+        """The raw watermark is ``raw``: advance every level bottom up, each to the smallest of
+        its inputs' watermarks, feeding each level's complex events to its readers first."""
+        self._watermark = raw
+        end = raw == LONG_MAX
+        for running in self._levels:
+            watermark = raw if running.level.reads_raw else LONG_MAX
+            for producer in running.producers:
+                released = producer.watermark if end else producer.watermark - producer.lag
+                if released < watermark:
+                    watermark = released
+            if watermark <= running.watermark:
+                continue
+            running.watermark = watermark
+            operator = running.operator
+            due = operator.next_deadline()
+            if due is not None and due <= watermark:
+                self._collect(running, operator.process_watermark(watermark), out)
+
+    def _collect(self, running: _Running, outputs: list[Output], out: list[LevelOutput]) -> None:
+        name = running.level.name
+        for o in outputs:
+            kind = o.kind
+            if kind == MATCH:
+                event = self._compose(running.level, o.key, o.value)
+                if running.emit:
+                    out.append(LevelOutput(MATCH, name, o.key, event, o.timestamp))
+                for consumer in running.consumers:
+                    self._feed(consumer, event, out)
+            elif kind == TIMEOUT:
+                if running.emit:
+                    out.append(LevelOutput(TIMEOUT, name, o.key, o.value, o.timestamp))
+            else:  # late or bad records of the level: never dropped
+                out.append(LevelOutput(kind, name, o.key, o.value, o.timestamp))
+
+    def _feed(self, consumer: _Running, event: ComplexEvent, out: list[LevelOutput]) -> None:
+        if event.end <= consumer.watermark:
+            # only a composition function's own end can put it there (see release_lag)
+            out.append(LevelOutput(LATE, consumer.level.name, event.key, event, event.end))
+            return
+        self._collect(consumer, consumer.operator.process_element(event, event.end), out)
+
+    def _compose(self, level: Level, key: Any, match: Mapping[str, list[Any]]) -> ComplexEvent:
+        attributes = level.compose(match) if level.compose is not None else {}
+        if level.start is None or level.end is None:
+            intervals = [self.interval(event) for events in match.values() for event in events]
+            start = min(s for s, _ in intervals) if level.start is None else level.start(match)
+            end = max(e for _, e in intervals) if level.end is None else level.end(match)
+        else:
+            start, end = level.start(match), level.end(match)
+        start, end = to_timestamp(start), to_timestamp(end)
+        if start > end:
+            raise HierarchyError(f"complex event {level.name!r} of key {key!r} starts at {start}, after its end {end}")
+        if not isinstance(attributes, Mapping):
+            raise HierarchyError(
+                f"the composition function of {level.name!r} returned {attributes!r}, not a mapping of attributes"
+            )
+        return ComplexEvent(level.name, key, start, end, attributes, match)
+
+    def _bad(self, event: Any, ts: int | None, error: str, stage: str, out: list[LevelOutput]) -> None:
+        out.append(LevelOutput(BAD_RECORD, RAW, None, BadRecord(event, error, stage), ts))
+
+    def _raise_bad(self, out: list[LevelOutput]) -> None:
+        if not self._raise:
+            return
+        bad = [o.value for o in out if o.kind == BAD_RECORD]
+        if bad:
+            # the error carries everything the call produced, so that nothing is lost
+            raise BadRecordError(bad[0], outputs=out, bad_records=bad)  # type: ignore[arg-type]
+
+
+def _complex_key(event: Any) -> Any:
+    return event.key
+
+
+def detect(
+    hierarchy: Hierarchy | HierarchyPlan,
+    events: Iterable[Any],
+    *,
+    key_by: Callable[[Any], Hashable] | str | None = None,
+    timestamp: Callable[[Any], int] | str,
+    out_of_orderness: Any = 0,
+    emit: Iterable[str] | None = None,
+    on_error: str = "raise",
+) -> Iterator[LevelOutput]:
+    """The pull API: run ``hierarchy`` over ``events`` (any iterable, possibly unbounded) and
+    yield its ``LevelOutput``s as they become ready, lazily."""
+    operator = HierarchyOperator(
+        hierarchy, key_by=key_by, timestamp=timestamp, out_of_orderness=out_of_orderness, emit=emit, on_error=on_error
+    )
+    for event in events:
+        yield from operator.process_element(event)
+    yield from operator.flush()
