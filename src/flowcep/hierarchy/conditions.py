@@ -54,6 +54,19 @@ class OfType(SimpleCondition):
         return hash((self.type_name, id(self.condition)))
 
 
+class IsRaw(SimpleCondition):
+    """Put by the hierarchy before the condition of a raw step in a level that also reads complex
+    events: such a step sees raw events only, so its condition never meets a complex event."""
+
+    __slots__ = ()
+
+    def filter(self, value: Any) -> bool:
+        return type(value) is not ComplexEvent
+
+    def __repr__(self) -> str:
+        return "is_raw"
+
+
 def of_type(type_name: str, condition: Callable[[ComplexEvent], Any] | None = None) -> OfType:
     """The condition of a step that matches complex events of type ``type_name``:
     ``.where(of_type("incident", lambda c: c.severity > 2))``."""

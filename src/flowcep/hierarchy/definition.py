@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from flowcep.hierarchy.conditions import Nested, OfType
+from flowcep.hierarchy.conditions import IsRaw, Nested, OfType
 from flowcep.pattern import Condition, GroupPattern, Pattern, RichAndCondition
 from flowcep.pattern.quantifier import ConsumingStrategy
 
@@ -62,14 +62,19 @@ class Level:
 
     def bound_pattern(self, interval: Callable[[Any], tuple[int, int]]) -> Pattern:
         """The pattern the level's operator runs: a copy in which, when the level reads complex
-        events, every step also checks precedence and the nested window (``Nested``)."""
+        events, every step also checks precedence and the nested window (``Nested``), and a raw
+        step of a level that reads both sees raw events only (``IsRaw``)."""
         if not self.uses:
             return self.pattern
         pattern = copy.deepcopy(self.pattern)
         names = tuple(dict.fromkeys(step.name for step in steps(pattern)))
         check = Nested(names, self.window, interval)
+        raw = IsRaw()
         for step in steps(pattern):
-            step.condition = check if step.condition is None else RichAndCondition(step.condition, check)
+            condition = step.condition
+            if self.reads_raw and not _complex_only(condition):
+                condition = raw if condition is None else RichAndCondition(raw, condition)
+            step.condition = check if condition is None else RichAndCondition(condition, check)
         return pattern
 
 
