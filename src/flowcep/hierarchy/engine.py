@@ -87,6 +87,9 @@ class HierarchyOperator:
         if stamp is None:
             raise TypeError("a hierarchy needs a timestamp extractor: windows and intervals read raw event times")
         self.plan = plan
+        # a constituent's (start, end); a plain function, not a method: the operators'
+        # pattern fingerprints describe it, and a method would bring this whole object along
+        self.interval: Callable[[Any], tuple[int, int]] = interval_of(stamp)
         self._key_by = extractor("key_by", key_by)
         self._stamp: Callable[[Any], Any] = stamp
         self._out_of_orderness: int | None = to_millis(out_of_orderness)
@@ -178,13 +181,6 @@ class HierarchyOperator:
     def flush(self) -> list[LevelOutput]:
         """End of input: every level, bottom up, releases all it holds."""
         return self.process_watermark(LONG_MAX)
-
-    def interval(self, event: Any) -> tuple[int, int]:
-        """A constituent's ``(start, end)``: a complex event's interval, a raw event's timestamp."""
-        if type(event) is ComplexEvent:
-            return event.start, event.end
-        ts: int = self._stamp(event)
-        return ts, ts
 
     def level_watermarks(self) -> dict[str, int]:
         """Each level's input watermark."""
@@ -318,6 +314,18 @@ class HierarchyOperator:
         if bad:
             # the error carries everything the call produced, so that nothing is lost
             raise BadRecordError(bad[0], outputs=out, bad_records=bad)  # type: ignore[arg-type]
+
+
+def interval_of(stamp: Callable[[Any], Any]) -> Callable[[Any], tuple[int, int]]:
+    """A constituent's ``(start, end)``: a complex event's interval, a raw event's timestamp."""
+
+    def interval(event: Any) -> tuple[int, int]:
+        if type(event) is ComplexEvent:
+            return event.start, event.end
+        ts: int = stamp(event)
+        return ts, ts
+
+    return interval
 
 
 def _complex_key(event: Any) -> Any:
