@@ -62,19 +62,28 @@ class Level:
 
     def bound_pattern(self, interval: Callable[[Any], tuple[int, int]]) -> Pattern:
         """The pattern the level's operator runs: a copy in which, when the level reads complex
-        events, every step also checks precedence and the nested window (``Nested``), and a raw
-        step of a level that reads both sees raw events only (``IsRaw``)."""
+        events, every step from the first that may read a complex event on also checks
+        precedence and the nested window (``Nested``), and a raw step of a level that reads both
+        sees raw events only (``IsRaw``)."""
         if not self.uses:
             return self.pattern
         pattern = copy.deepcopy(self.pattern)
         names = tuple(dict.fromkeys(step.name for step in steps(pattern)))
         check = Nested(names, self.window, interval)
         raw = IsRaw()
+        checked = False
         for step in steps(pattern):
             condition = step.condition
-            if self.reads_raw and not _complex_only(condition):
+            complex_only = _complex_only(condition)
+            if self.reads_raw and not complex_only:
                 condition = raw if condition is None else RichAndCondition(raw, condition)
-            step.condition = check if condition is None else RichAndCondition(condition, check)
+            # raw steps before the first complex one are a plain Flink sequence of raw events
+            # (their partial match starts when its first event arrives): only from there on is
+            # the check needed, and it makes a step's condition iterative, which costs
+            checked = checked or complex_only or _types_in_any(condition)
+            if checked:
+                condition = check if condition is None else RichAndCondition(condition, check)
+            step.condition = condition
         return pattern
 
 
@@ -216,6 +225,10 @@ def _complex_only(condition: Condition | None) -> bool:
     if isinstance(condition, RichAndCondition):
         return _complex_only(condition.left) or _complex_only(condition.right)
     return False
+
+
+def _types_in_any(condition: Any) -> bool:
+    return next(_types_in(condition), None) is not None
 
 
 def _types_in(condition: Any) -> Iterator[str]:

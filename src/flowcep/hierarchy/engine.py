@@ -20,10 +20,10 @@ import attrs
 from flowcep.hierarchy.definition import Hierarchy, HierarchyError, HierarchyPlan, Level
 from flowcep.hierarchy.event import ComplexEvent
 from flowcep.pattern import to_millis
-from flowcep.runtime import LONG_MAX, LONG_MIN, BadRecord, BadRecordError, CepOperator, Output
+from flowcep.runtime import LONG_MAX, LONG_MIN, BadRecordError, CepOperator, Output
 from flowcep.runtime.functions import extractor
 from flowcep.runtime.operator import to_timestamp
-from flowcep.runtime.output import BAD_RECORD, LATE, MATCH, STAGE_KEY, STAGE_TIMESTAMP, TIMEOUT
+from flowcep.runtime.output import BAD_RECORD, LATE, MATCH, STAGE_CONDITION, TIMEOUT
 from flowcep.runtime.snapshot import SnapshotError, pack, unpack
 
 RAW: Final = ""  # the level of raw events, in LevelOutput.level (late and bad raw records)
@@ -101,11 +101,13 @@ class HierarchyOperator:
             raise HierarchyError(f"emit names unknown complex event types {sorted(unknown)}; defined: {names}")
         self._levels: list[_Running] = []
         by_name: dict[str, _Running] = {}
+        gate = next(level for level in plan.levels if not level.uses)
         for level in plan.levels:
             operator = CepOperator(
                 level.bound_pattern(self.interval),
                 key_by=self._level_key(level),
-                out_of_orderness=None,
+                timestamp=self._level_stamp(level),
+                out_of_orderness=self._out_of_orderness if level is gate else None,
                 on_error="side_output",
                 timeout_handling=level.name in emitted,
             )
@@ -118,9 +120,10 @@ class HierarchyOperator:
             self._levels.append(running)
         for running in self._levels:
             running.lag = running.level.release_lag() if running.consumers else 0
-        self._raw_levels = [running for running in self._levels if running.level.reads_raw]
+        # a level without inputs of its own reads raw events only: there is one (no cycles)
+        self._gate = next(running for running in self._levels if not running.level.uses)
+        self._other_raw_levels = [r for r in self._levels if r.level.reads_raw and r is not self._gate]
         self._watermark = LONG_MIN
-        self._max_timestamp = LONG_MIN
         self.events_in = 0
         self.late = 0
 
@@ -136,36 +139,42 @@ class HierarchyOperator:
         return self.process_elements((event,))
 
     def process_elements(self, events: Iterable[Any]) -> list[LevelOutput]:
+        """Push raw events; a batch goes through each level's operator in one call.
+
+        The first level that reads raw events only (every hierarchy has one) is the gate: its
+        operator makes the raw watermark and finds late and bad raw records, which no other
+        level then sees. The other raw levels get the rest of the batch before the gate's
+        complex events go up, so that at one timestamp raw events come first (11.3)."""
+        batch = events if isinstance(events, (list, tuple)) else list(events)
         out: list[LevelOutput] = []
-        stamp = self._stamp
-        key_by = self._key_by
-        raw_levels = self._raw_levels
-        ooo = self._out_of_orderness
-        for event in events:
-            self.events_in += 1
-            try:
-                ts = to_timestamp(stamp(event))
-            except Exception as exc:
-                self._bad(event, None, f"timestamp extractor failed: {exc}", STAGE_TIMESTAMP, out)
-                continue
-            if key_by is not None:
-                try:
-                    hash(key_by(event))
-                except Exception as exc:
-                    self._bad(event, ts, f"key extractor failed: {exc}", STAGE_KEY, out)
-                    continue
-            if ts <= self._watermark:
-                self.late += 1
-                out.append(LevelOutput(LATE, RAW, key_by(event) if key_by is not None else None, event, ts))
-                continue
-            for running in raw_levels:
-                self._collect(running, running.operator.process_element(event, ts), out)
-            if ts > self._max_timestamp:
-                self._max_timestamp = ts
-                if ooo is not None:
-                    watermark = ts - ooo - 1
-                    if watermark > self._watermark:
-                        self._advance(watermark, out)
+        gate = self._gate
+        outputs = gate.operator.process_elements(batch)
+        self.events_in += len(batch)
+        rest = batch
+        gate_outputs = outputs
+        if outputs:
+            refused: set[int] = set()
+            gate_outputs = []
+            for o in outputs:
+                kind = o.kind
+                if kind == LATE:
+                    self.late += 1
+                    refused.add(id(o.value))
+                    out.append(LevelOutput(LATE, RAW, o.key, o.value, o.timestamp))
+                elif kind == BAD_RECORD and o.value.stage != STAGE_CONDITION:
+                    refused.add(id(o.value.record))
+                    out.append(LevelOutput(BAD_RECORD, RAW, o.key, o.value, o.timestamp))
+                else:
+                    gate_outputs.append(o)
+            if refused:
+                rest = [event for event in batch if id(event) not in refused]
+        for running in self._other_raw_levels:
+            self._collect(running, running.operator.process_elements(rest), out)
+        self._collect(gate, gate_outputs, out)
+        watermark = gate.operator.current_watermark
+        gate.watermark = watermark
+        if watermark > self._watermark:
+            self._advance(watermark, out)
         self._raise_bad(out)
         return out
 
@@ -199,7 +208,7 @@ class HierarchyOperator:
         """Every level's state and the raw watermark, as versioned bytes."""
         payload = (
             _SNAPSHOT_LAYOUT,
-            (self._watermark, self._max_timestamp, self.events_in, self.late),
+            (self._watermark, self.events_in, self.late),
             [
                 (running.level.name, running.watermark, running.operator.snapshot(canonical=canonical))
                 for running in self._levels
@@ -222,7 +231,7 @@ class HierarchyOperator:
         for running, (_, watermark, state) in zip(self._levels, levels):
             running.operator.restore(state)
             running.watermark = watermark
-        self._watermark, self._max_timestamp, self.events_in, self.late = clocks
+        self._watermark, self.events_in, self.late = clocks
 
     # ------------------------------------------------------------------ internals
 
@@ -245,6 +254,19 @@ class HierarchyOperator:
 
         return key
 
+    def _level_stamp(self, level: Level) -> Callable[[Any], Any] | None:
+        """Raw events' timestamps for a level that reads them (complex events come with theirs)."""
+        user = self._stamp
+        if not level.reads_raw:
+            return None
+        if not level.uses:
+            return user
+
+        def stamp(event: Any) -> Any:
+            return event.end if type(event) is ComplexEvent else user(event)
+
+        return stamp
+
     def _advance(self, raw: int, out: list[LevelOutput]) -> None:
         """The raw watermark is ``raw``: advance every level bottom up, each to the smallest of
         its inputs' watermarks, feeding each level's complex events to its readers first."""
@@ -256,10 +278,16 @@ class HierarchyOperator:
                 released = producer.watermark if end else producer.watermark - producer.lag
                 if released < watermark:
                     watermark = released
+            operator = running.operator
+            if running is self._gate:
+                # its operator's watermark decides which raw events are late: always advanced
+                running.watermark = watermark
+                if watermark > operator.current_watermark:
+                    self._collect(running, operator.process_watermark(watermark), out)
+                continue
             if watermark <= running.watermark:
                 continue
             running.watermark = watermark
-            operator = running.operator
             due = operator.next_deadline()
             if due is not None and due <= watermark:
                 self._collect(running, operator.process_watermark(watermark), out)
@@ -288,24 +316,33 @@ class HierarchyOperator:
         self._collect(consumer, consumer.operator.process_element(event, event.end), out)
 
     def _compose(self, level: Level, key: Any, match: Mapping[str, list[Any]]) -> ComplexEvent:
-        attributes = level.compose(match) if level.compose is not None else {}
+        start = end = None
         if level.start is None or level.end is None:
-            intervals = [self.interval(event) for events in match.values() for event in events]
-            start = min(s for s, _ in intervals) if level.start is None else level.start(match)
-            end = max(e for _, e in intervals) if level.end is None else level.end(match)
+            # the default interval, in one pass over the constituents (per match, on the hot path)
+            interval = self.interval
+            for events in match.values():
+                for event in events:
+                    s, e = interval(event)
+                    if start is None or s < start:
+                        start = s
+                    if end is None or e > end:
+                        end = e
+        if level.start is not None or level.end is not None:
+            start = to_timestamp(level.start(match)) if level.start is not None else start
+            end = to_timestamp(level.end(match)) if level.end is not None else end
+            if start > end:  # type: ignore[operator]
+                raise HierarchyError(
+                    f"complex event {level.name!r} of key {key!r} starts at {start}, after its end {end}"
+                )
+        if level.compose is None:
+            attributes: Mapping[str, Any] = {}
         else:
-            start, end = level.start(match), level.end(match)
-        start, end = to_timestamp(start), to_timestamp(end)
-        if start > end:
-            raise HierarchyError(f"complex event {level.name!r} of key {key!r} starts at {start}, after its end {end}")
-        if not isinstance(attributes, Mapping):
-            raise HierarchyError(
-                f"the composition function of {level.name!r} returned {attributes!r}, not a mapping of attributes"
-            )
-        return ComplexEvent(level.name, key, start, end, attributes, match)
-
-    def _bad(self, event: Any, ts: int | None, error: str, stage: str, out: list[LevelOutput]) -> None:
-        out.append(LevelOutput(BAD_RECORD, RAW, None, BadRecord(event, error, stage), ts))
+            attributes = level.compose(match)
+            if not isinstance(attributes, Mapping):
+                raise HierarchyError(
+                    f"the composition function of {level.name!r} returned {attributes!r}, not a mapping of attributes"
+                )
+        return ComplexEvent(level.name, key, start, end, attributes, match)  # type: ignore[arg-type]
 
     def _raise_bad(self, out: list[LevelOutput]) -> None:
         if not self._raise:
