@@ -8,7 +8,8 @@ Seed 004's generator knobs: stream size S (``--size``), constraint probability P
 events carry a kind ``k0``..``k{L-1}`` and a uniform value ``v``, ``C`` of them per millisecond
 (``--per-ms``). Layer 1 is ``k0 -> k1 -> ... -> k{L-1}`` (``followed_by``, each step also
 ``v < P``); layer h > 1 is the same with a box, a complex event of layer h - 1, at each odd
-position (L = 3: ``k0 -> H{h-1} -> k2``); the top layer has ``within(T)``. Three ways to run the same query:
+position (L = 3: ``k0 -> H{h-1} -> k2``); every layer has ``within(T)`` (the flat pattern
+one, on the whole). Three ways to run the same query:
 
 * hierarchy: ``HierarchyOperator``, every layer one shared ``CepOperator``, in one pass;
 * chained: one ``CepOperator`` per layer, each generating its own watermarks, the user's code
@@ -45,17 +46,18 @@ from flowcep.runtime import CepOperator  # noqa: E402
 
 
 class Raw:
-    __slots__ = ("kind", "v", "ts")
+    __slots__ = ("kind", "v", "ts", "key")
 
-    def __init__(self, kind: int, v: float, ts: int) -> None:
+    def __init__(self, kind: int, v: float, ts: int, key: int) -> None:
         self.kind = kind
         self.v = v
         self.ts = ts
+        self.key = key
 
 
-def events(size: int, length: int, per_ms: int, seed: int = 4) -> list[Raw]:
+def events(size: int, length: int, per_ms: int, keys: int, seed: int = 4) -> list[Raw]:
     rnd = random.Random(seed)
-    return [Raw(rnd.randrange(length), rnd.random(), i // per_ms) for i in range(size)]
+    return [Raw(rnd.randrange(length), rnd.random(), i // per_ms, rnd.randrange(keys)) for i in range(size)]
 
 
 def raw_step(kind: int, p: float) -> Callable[[Any], bool]:
@@ -68,33 +70,36 @@ def is_box(layer: int, j: int) -> bool:
     return layer > 1 and j % 2 == 1
 
 
-def layer_pattern(layer: int, length: int, p: float, window: int | None) -> Pattern:
+def layer_pattern(layer: int, length: int, p: float, window: int | None, contiguity: str) -> Pattern:
     def condition(j: int) -> Any:
         return of_type(f"H{layer - 1}") if is_box(layer, j) else raw_step(j, p)
 
     pattern = Pattern.begin("s0").where(condition(0))
     for j in range(1, length):
-        pattern = pattern.followed_by(f"s{j}").where(condition(j))
+        pattern = getattr(pattern, contiguity)(f"s{j}").where(condition(j))
     return pattern.within(window)
 
 
-def hierarchy(layers: int, length: int, p: float, window: int) -> Hierarchy:
+def hierarchy(layers: int, length: int, p: float, window: int, contiguity: str) -> Hierarchy:
     h = Hierarchy()
     for layer in range(1, layers + 1):
-        h.define(f"H{layer}", layer_pattern(layer, length, p, window if layer == layers else None))
+        # every layer within T: below the top it changes no top match (none spans T or more:
+        # docs/semantics.md 11.8) and bounds the layer's state
+        h.define(f"H{layer}", layer_pattern(layer, length, p, window, contiguity))
     return h
 
 
-def flat_pattern(layers: int, length: int, p: float, window: int) -> Pattern:
+def flat_pattern(layers: int, length: int, p: float, window: int, contiguity: str) -> Pattern:
     def build(layer: int, prefix: str) -> Pattern:
         pattern: Pattern | None = None
         for j in range(length):
             name = f"{prefix}s{j}"
             if is_box(layer, j):
                 assert pattern is not None  # a box is never first: a group would not start a group
-                pattern = pattern.followed_by(build(layer - 1, f"{name}."))
+                pattern = getattr(pattern, contiguity)(build(layer - 1, f"{name}."))
             else:
-                pattern = (Pattern.begin(name) if pattern is None else pattern.followed_by(name)).where(raw_step(j, p))
+                step = Pattern.begin(name) if pattern is None else getattr(pattern, contiguity)(name)
+                pattern = step.where(raw_step(j, p))
         assert pattern is not None
         return pattern
 
@@ -108,7 +113,7 @@ BATCH = 1000  # events per call; outputs are counted and dropped, as a sink woul
 
 
 def run_hierarchy(plan: HierarchyPlan, stream: list[Raw]) -> int:
-    operator = HierarchyOperator(plan, timestamp=_ts)
+    operator = HierarchyOperator(plan, key_by=_key, timestamp=_ts)
     found = 0
     for start in range(0, len(stream), BATCH):
         found += _count(operator.process_elements(stream[start : start + BATCH]))
@@ -122,7 +127,11 @@ def run_chained(plan: HierarchyPlan, stream: list[Raw]) -> int:
     interval = interval_of(_ts)
     levels = plan.levels
     operators = [
-        CepOperator(level.bound_pattern(interval), timestamp=lambda e: e.end if type(e) is ComplexEvent else e.ts)
+        CepOperator(
+            level.bound_pattern(interval),
+            key_by=_key,
+            timestamp=lambda e: e.end if type(e) is ComplexEvent else e.ts,
+        )
         for level in levels
     ]
     top = len(operators) - 1
@@ -155,7 +164,7 @@ def run_chained(plan: HierarchyPlan, stream: list[Raw]) -> int:
 
 
 def run_flat(pattern: Pattern, stream: list[Raw]) -> int:
-    operator = CepOperator(pattern, timestamp=_ts)
+    operator = CepOperator(pattern, key_by=_key, timestamp=_ts)
     found = 0
     for start in range(0, len(stream), BATCH):
         found += _count(operator.process_elements(stream[start : start + BATCH]))
@@ -168,6 +177,10 @@ def _count(outputs: list[Any]) -> int:
 
 def _ts(e: Raw) -> int:
     return e.ts
+
+
+def _key(e: Any) -> Any:
+    return e.key
 
 
 def measure(run: Callable[[], int], repeat: int) -> tuple[int, float, int]:
@@ -195,19 +208,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--length", type=int, default=3, help="L, sequence length per layer (default 3)")
     parser.add_argument("--window", type=int, default=100, help="T, the top layer's window in ms (default 100)")
     parser.add_argument("--per-ms", type=int, default=4, help="C, raw events per millisecond (default 4)")
+    parser.add_argument("--keys", type=int, default=1, help="keys (partitions) of the stream (default 1)")
+    parser.add_argument(
+        "--contiguity",
+        choices=["followed_by", "followed_by_any"],
+        default="followed_by",
+        help="between the steps of every layer (default followed_by)",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per cell, best kept (default 2)")
     args = parser.parse_args(argv)
-    stream = events(args.size, args.length, args.per_ms)
+    stream = events(args.size, args.length, args.per_ms, args.keys)
     print(
         f"{sys.implementation.name} {sys.version.split()[0]}: S={args.size} P={args.p} L={args.length} "
-        f"T={args.window} C={args.per_ms}/ms"
+        f"T={args.window} C={args.per_ms}/ms keys={args.keys} {args.contiguity}"
     )
     header = f"{'H':>2} {'engine':<10} {'matches':>8} {'ev/CPU s':>10} {'peak KiB':>9} {'vs flat: speed':>15} {'memory':>7}"
     print(header)
     print("-" * len(header))
     for layers in args.layers:
-        plan = hierarchy(layers, args.length, args.p, args.window).build()
-        flat = flat_pattern(layers, args.length, args.p, args.window)
+        plan = hierarchy(layers, args.length, args.p, args.window, args.contiguity).build()
+        flat = flat_pattern(layers, args.length, args.p, args.window, args.contiguity)
         rows = {
             "flat": measure(functools.partial(run_flat, flat, stream), args.repeat),
             "chained": measure(functools.partial(run_chained, plan, stream), args.repeat),

@@ -89,19 +89,29 @@ class Nested(IterativeCondition):
         self.interval = interval
 
     def filter(self, value: Any, ctx: Any) -> bool:
+        # The partial match's events are in time order along the pattern's steps (this check
+        # keeps them so, and raw steps before it come in timestamp order): its last step with
+        # events ends last, its first starts first.
         interval = self.interval
         start, end = interval(value)
-        first = start
         get = ctx.get_events_for_pattern
-        for name in self.names:
-            for event in get(name):
-                event_start, event_end = interval(event)
-                if event_end >= start:
+        names = self.names
+        for name in reversed(names):
+            events = get(name)
+            if events:
+                if interval(events[-1])[1] >= start:
                     return False
-                if event_start < first:
-                    first = event_start
+                break
+        else:
+            return self.window is None or end - start < self.window
         window = self.window
-        return window is None or end - first < window
+        if window is None:
+            return True
+        for name in names:
+            events = get(name)
+            if events:
+                return end - interval(events[0])[0] < window
+        return True  # not reached: some step has events
 
     def __repr__(self) -> str:
         return f"nested(window={self.window})"
