@@ -109,7 +109,7 @@ def flat_pattern(layers: int, length: int, p: float, window: int, contiguity: st
 # ---------------------------------------------------------------- the three runners
 
 
-BATCH = 1000  # events per call; outputs are counted and dropped, as a sink would
+BATCH = 100  # events per call; outputs are counted and dropped, as a sink would (few held at once)
 
 
 def run_hierarchy(plan: HierarchyPlan, stream: list[Raw]) -> int:
@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         default="followed_by",
         help="between the steps of every layer (default followed_by)",
     )
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs per cell, best kept (default 2)")
+    parser.add_argument("--repeat", type=int, default=2, help="timed runs per cell, best kept (default 2)")
     args = parser.parse_args(argv)
     stream = events(args.size, args.length, args.per_ms, args.keys)
     print(
