@@ -32,12 +32,16 @@ import gc
 import random
 import sys
 import time
-import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+
+try:
+    import tracemalloc
+except ImportError:  # PyPy has none: no memory column there
+    tracemalloc = None  # type: ignore[assignment]
 
 from flowcep import Pattern  # noqa: E402
 from flowcep.hierarchy import ComplexEvent, Hierarchy, HierarchyOperator, HierarchyPlan, of_type  # noqa: E402
@@ -183,8 +187,8 @@ def _key(e: Any) -> Any:
     return e.key
 
 
-def measure(run: Callable[[], int], repeat: int) -> tuple[int, float, int]:
-    """(matches, best seconds, peak traced bytes)."""
+def measure(run: Callable[[], int], repeat: int) -> tuple[int, float, int | None]:
+    """(matches, best seconds, peak traced bytes or None without tracemalloc)."""
     best = float("inf")
     found = 0
     for _ in range(repeat):
@@ -192,6 +196,8 @@ def measure(run: Callable[[], int], repeat: int) -> tuple[int, float, int]:
         started = time.process_time()
         found = run()
         best = min(best, time.process_time() - started)
+    if tracemalloc is None:
+        return found, best, None
     gc.collect()
     tracemalloc.start()
     run()
@@ -235,9 +241,11 @@ def main(argv: list[str] | None = None) -> int:
         }
         _, flat_seconds, flat_peak = rows["flat"]
         for engine, (found, seconds, peak) in rows.items():
+            memory = "n/a" if peak is None or flat_peak is None else f"{flat_peak / max(peak, 1):.2f}x"
+            kib = "n/a" if peak is None else f"{peak / 1024:,.0f}"
             print(
-                f"{layers:>2} {engine:<10} {found:>8} {args.size / seconds:>10,.0f} {peak / 1024:>9,.0f} "
-                f"{flat_seconds / seconds:>14.2f}x {flat_peak / max(peak, 1):>6.2f}x"
+                f"{layers:>2} {engine:<10} {found:>8} {args.size / seconds:>10,.0f} {kib:>9} "
+                f"{flat_seconds / seconds:>14.2f}x {memory:>7}"
             )
     return 0
 
