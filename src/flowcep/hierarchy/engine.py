@@ -48,7 +48,7 @@ class LevelOutput:
 class _Running:
     """One level at run time: its operator, the levels it feeds, its input watermark."""
 
-    __slots__ = ("level", "operator", "consumers", "producers", "lag", "watermark", "emit", "end_of")
+    __slots__ = ("level", "operator", "consumers", "producers", "lag", "watermark", "emit")
 
     def __init__(self, level: Level, operator: CepOperator, emit: bool) -> None:
         self.level = level
@@ -101,6 +101,7 @@ class HierarchyOperator:
             raise HierarchyError(f"emit names unknown complex event types {sorted(unknown)}; defined: {names}")
         self._levels: list[_Running] = []
         by_name: dict[str, _Running] = {}
+        # a level without inputs of its own reads raw events only: there is one (no cycles)
         gate = next(level for level in plan.levels if not level.uses)
         for level in plan.levels:
             operator = CepOperator(
@@ -120,8 +121,7 @@ class HierarchyOperator:
             self._levels.append(running)
         for running in self._levels:
             running.lag = running.level.release_lag() if running.consumers else 0
-        # a level without inputs of its own reads raw events only: there is one (no cycles)
-        self._gate = next(running for running in self._levels if not running.level.uses)
+        self._gate = by_name[gate.name]
         self._other_raw_levels = [r for r in self._levels if r.level.reads_raw and r is not self._gate]
         self._watermark = LONG_MIN
         self.events_in = 0
@@ -181,7 +181,10 @@ class HierarchyOperator:
     def process_watermark(self, timestamp: int) -> list[LevelOutput]:
         """Advance the raw watermark (ignored if not ahead)."""
         out: list[LevelOutput] = []
-        watermark = to_timestamp(timestamp)
+        try:
+            watermark = to_timestamp(timestamp)
+        except Exception as exc:
+            raise ValueError(f"invalid watermark: {exc}") from None
         if watermark > self._watermark:
             self._advance(watermark, out)
         self._raise_bad(out)
