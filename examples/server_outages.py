@@ -14,6 +14,8 @@ alarms on 8 hosts in two datacenters over six hours, five incidents, two outages
 acknowledgement; ``python examples/server_outages.py --generate`` writes it again.
 
 Run it:  python examples/server_outages.py
+or:      flowcep run examples/server_outages.py examples/data/outage_events.jsonl --key dc --timestamp time
+         flowcep explain examples/server_outages.py
 """
 
 from __future__ import annotations
