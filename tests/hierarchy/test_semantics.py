@@ -269,3 +269,17 @@ def test_a_condition_that_raises_is_a_bad_record_of_its_level() -> None:
     out = run(h, alarms(1, 2), on_error="side_output")
     ((level, stage, step),) = [(o.level, o.value.stage, o.value.step) for o in out if o.kind == "bad_record"]
     assert (level, stage, step) == ("broken", "condition", "i")
+
+
+def test_one_event_object_pushed_twice_is_refused_only_where_it_is_late() -> None:
+    # the same alarm object at 3, pushed again after the one at 5 in one call: only the second
+    # push is late, and the level that reads raw events besides the incidents still gets the first
+    alarm = ev(3, "alarm")
+    before = Pattern.begin("a").where(is_("alarm")).followed_by("i").where(of_type("incident"))
+    h = Hierarchy().define("incident", pair("alarm", "alarm")).define("before", before)
+    operator = HierarchyOperator(h, key_by="key", timestamp="ts", emit=["incident", "before"])
+    out = operator.process_elements([alarm, ev(5, "alarm"), alarm, ev(9, "alarm"), ev(10, "alarm")])
+    out += operator.flush()
+    assert [(o.level, o.value) for o in out if o.kind == "late"] == [(RAW, alarm)]
+    assert spans(out, "incident") == [(3, 5), (5, 9), (9, 10)]
+    assert spans(out, "before") == [(3, 9), (5, 10)]

@@ -153,21 +153,21 @@ class HierarchyOperator:
         rest = batch
         gate_outputs = outputs
         if outputs:
-            refused: set[int] = set()
+            refused: dict[int, int] = {}  # id -> how many of its occurrences the gate refused
             gate_outputs = []
             for o in outputs:
                 kind = o.kind
                 if kind == LATE:
                     self.late += 1
-                    refused.add(id(o.value))
+                    refused[id(o.value)] = refused.get(id(o.value), 0) + 1
                     out.append(LevelOutput(LATE, RAW, o.key, o.value, o.timestamp))
                 elif kind == BAD_RECORD and o.value.stage != STAGE_CONDITION:
-                    refused.add(id(o.value.record))
+                    refused[id(o.value.record)] = refused.get(id(o.value.record), 0) + 1
                     out.append(LevelOutput(BAD_RECORD, RAW, o.key, o.value, o.timestamp))
                 else:
                     gate_outputs.append(o)
             if refused:
-                rest = [event for event in batch if id(event) not in refused]
+                rest = _without(batch, refused)
         for running in self._other_raw_levels:
             self._collect(running, running.operator.process_elements(rest), out)
         self._collect(gate, gate_outputs, out)
@@ -354,6 +354,20 @@ class HierarchyOperator:
         if bad:
             # the error carries everything the call produced, so that nothing is lost
             raise BadRecordError(bad[0], outputs=out, bad_records=bad)  # type: ignore[arg-type]
+
+
+def _without(batch: Iterable[Any], refused: dict[int, int]) -> list[Any]:
+    """``batch`` without the refused occurrences of each event; an event pushed twice in one batch
+    is refused at its later occurrence (the watermark only grows)."""
+    kept = []
+    for event in reversed(list(batch)):
+        left = refused.get(id(event), 0)
+        if left:
+            refused[id(event)] = left - 1
+        else:
+            kept.append(event)
+    kept.reverse()
+    return kept
 
 
 def interval_of(stamp: Callable[[Any], Any]) -> Callable[[Any], tuple[int, int]]:
