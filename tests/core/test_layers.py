@@ -11,11 +11,19 @@ import pytest
 
 # layer -> modules it must not load (the layers after it)
 LAYERS = {
-    "flowcep.pattern": ["flowcep.nfa", "flowcep.sharedbuffer", "flowcep.runtime", "flowcep.connectors"],
-    "flowcep.nfa": ["flowcep.runtime", "flowcep.connectors"],
-    "flowcep.sharedbuffer": ["flowcep.nfa", "flowcep.runtime", "flowcep.connectors"],
-    "flowcep.runtime": ["flowcep.connectors", "pyspark", "pyflink"],
-    "flowcep": ["flowcep.runtime", "flowcep.connectors", "pyspark", "pyflink"],
+    "flowcep.pattern": [
+        "flowcep.nfa",
+        "flowcep.sharedbuffer",
+        "flowcep.runtime",
+        "flowcep.hierarchy",
+        "flowcep.connectors",
+    ],
+    "flowcep.nfa": ["flowcep.runtime", "flowcep.hierarchy", "flowcep.connectors"],
+    "flowcep.sharedbuffer": ["flowcep.nfa", "flowcep.runtime", "flowcep.hierarchy", "flowcep.connectors"],
+    "flowcep.runtime": ["flowcep.hierarchy", "flowcep.connectors", "pyspark", "pyflink"],
+    # event hierarchies sit beside the runtime, on its public API (DESIGN.md §2)
+    "flowcep.hierarchy": ["flowcep.connectors", "pyspark", "pyflink"],
+    "flowcep": ["flowcep.runtime", "flowcep.hierarchy", "flowcep.connectors", "pyspark", "pyflink"],
 }
 
 
@@ -159,6 +167,8 @@ def test_no_layer_imports_itself_through_others() -> None:
     assert cycles(layers) == []
     assert layers["flowcep.sharedbuffer"] == set()
     assert "flowcep.sharedbuffer" in layers["flowcep.nfa"]
+    assert "flowcep.hierarchy" not in layers["flowcep.runtime"]
+    assert "flowcep.runtime" in layers["flowcep.hierarchy"]
 
 
 def test_the_old_import_paths_still_work() -> None:
