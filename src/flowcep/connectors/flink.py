@@ -6,12 +6,13 @@ PyFlink has no CEP API; this module gives it Flink CEP's, backed by flowcep's em
 
 - event time (the default): record timestamps come from the stream
   (``assign_timestamps_and_watermarks``); a record with ``timestamp <= current watermark`` is
-  late and goes to the late-data side output; the others are buffered per key and an event-time
-  timer is registered at their timestamp. When the watermark passes a timer, the buffered
-  records up to that time run through the NFA in timestamp order, and a timer is kept at the
-  key's next deadline (next buffered timestamp or ``within`` timeout), so timed-out partial
-  matches are reported without waiting for more input (``batch_timers=True``: one timer per
-  key, running everything up to the watermark when it fires, about twice as fast);
+  late and goes to the late-data side output; the others are buffered per key under an
+  event-time timer. When the watermark passes a key's timer, the key's buffered records up to the
+  watermark run through the NFA in timestamp order and time advances to the watermark, as in
+  Flink's ``CepOperator.onEventTime``; a timer is kept at the key's next deadline (next buffered
+  timestamp or ``within`` timeout), so timed-out partial matches are reported without waiting
+  for more input. One timer per key is pending at a time (``batch_timers=False``: one per
+  buffered timestamp, as Flink registers them; the same results, at about half the speed);
 - processing time: each record is matched when it arrives (with a comparator, records are
   buffered for one millisecond, on processing-time timers, as Flink does).
 
@@ -120,7 +121,7 @@ class CEP:
         *,
         processing_time: bool = False,
         on_error: str = "raise",
-        batch_timers: bool = False,
+        batch_timers: bool = True,
     ) -> PatternStream:
         """Detect ``pattern`` in a PyFlink stream, per key of a ``KeyedStream``.
 
@@ -129,10 +130,11 @@ class CEP:
         equal timestamps. ``on_error``: ``"raise"`` fails the job on a record a condition
         cannot evaluate (Flink's behaviour), ``"side_output"`` sends it to ``CEP.BAD_RECORDS``.
 
-        ``batch_timers`` (event time): instead of one timer per buffered timestamp (Flink's way),
-        keep one timer per key and run everything up to the watermark when it fires: about twice
-        the throughput, the same results and ``ctx.timestamp()``, but records of the result
-        stream carry the timer's time (at most the match's time) instead of the match's time.
+        ``batch_timers`` (event time, default True): keep one pending timer per key, at its
+        earliest deadline; False registers one per buffered timestamp, as Flink's ``CepOperator``
+        does. Results are the same either way (each firing runs the key up to the watermark);
+        one timer per key costs half the state accesses. Result records carry the time of the
+        timer that released them (at most the match's ``ctx.timestamp()``).
         """
         if not isinstance(input, DataStream):
             raise TypeError(f"CEP.pattern needs a PyFlink DataStream or KeyedStream, got {input!r}")
@@ -166,7 +168,7 @@ class PatternStream:
         processing_time: bool,
         on_error: str,
         late_data_tag: OutputTag,
-        batch_timers: bool = False,
+        batch_timers: bool = True,
     ) -> None:
         self.input = input
         self.pattern = pattern
@@ -396,7 +398,7 @@ class _CepFunction(KeyedProcessFunction):
         processing_time: bool,
         on_error: str,
         late_data_tag: OutputTag,
-        batch_timers: bool = False,
+        batch_timers: bool = True,
     ) -> None:
         self.pattern = pattern
         self.spec = spec
@@ -462,6 +464,7 @@ class _CepFunction(KeyedProcessFunction):
         if self.processing_time:
             self._now = timer_service.current_processing_time()
             ks = state.value()
+            stored = ks is not None
             if ks is None:
                 ks = _KeyState()
             op = ks.op or self._operator(ks)
@@ -477,20 +480,20 @@ class _CepFunction(KeyedProcessFunction):
                 self._late.inc()
                 return ((self.late_data_tag, value),)
             ks = state.value()
+            stored = ks is not None
             if ks is None:
                 ks = _KeyState()
             op = ks.op or self._operator(ks)
             outputs = self._run(op.process_element, value, timestamp)
-            if not self.batch_timers:
-                timer_service.register_event_time_timer(timestamp)  # as Flink's CepOperator
-            elif ks.timer is None or timestamp < ks.timer:
-                timer_service.register_event_time_timer(timestamp)
-                ks.timer = timestamp
-        if op.has_state():
-            state.update(ks)
-        else:
-            state.clear()
-            self._spare = op
+            # a record the operator kept needs a timer at its time (one it dropped, an inert
+            # record of a key without state, needs none)
+            if op.has_state():
+                if not self.batch_timers:
+                    timer_service.register_event_time_timer(timestamp)  # as Flink's CepOperator
+                elif ks.timer is None or timestamp < ks.timer:
+                    timer_service.register_event_time_timer(timestamp)
+                    ks.timer = timestamp
+        self._store(ks, op, stored)
         if outputs:
             return self._emit(outputs, ctx)
         return ()
@@ -507,29 +510,31 @@ class _CepFunction(KeyedProcessFunction):
             deadline = op.next_deadline()
             if deadline is not None:
                 timer_service.register_processing_time_timer(deadline)
-        elif not self.batch_timers:
-            # only the records of this timer's time: their results carry their own timestamp
-            outputs = self._run(op.process_watermark, timestamp)
-            deadline = op.next_deadline()
-            if deadline is not None:
-                timer_service.register_event_time_timer(deadline)
         else:
-            # everything up to the watermark at once; one pending timer per key
+            # as Flink's CepOperator.onEventTime: everything buffered up to the current
+            # watermark, then time advanced to it (a match that only the passing of time
+            # releases carries the watermark as its timestamp)
             if ks.timer is not None and ks.timer <= timestamp:
                 ks.timer = None
             outputs = self._run(op.process_watermark, max(timestamp, timer_service.current_watermark()))
             deadline = op.next_deadline()
             if deadline is not None and (ks.timer is None or deadline < ks.timer):
                 timer_service.register_event_time_timer(deadline)
-                ks.timer = deadline
-        if op.has_state():
-            self._state.update(ks)
-        else:
-            self._state.clear()
-            self._spare = op
+                if self.batch_timers:
+                    ks.timer = deadline
+        self._store(ks, op, True)
         if outputs:
             return self._emit(outputs, ctx)
         return ()
+
+    def _store(self, ks: _KeyState, op: CepOperator, stored: bool) -> None:
+        """Write the key's state back, or clear it (if stored) once the operator holds nothing."""
+        if op.has_state():
+            self._state.update(ks)
+        else:
+            if stored:
+                self._state.clear()
+            self._spare = op
 
     @staticmethod
     def _run(call: Callable[..., list[Output]], *args: Any) -> list[Output]:

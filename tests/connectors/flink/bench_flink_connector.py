@@ -21,6 +21,7 @@ from flink_support import EVENT_TYPE, make_env  # noqa: I001 - needs PyFlink
 from pyflink.common import Duration, Types, WatermarkStrategy
 from pyflink.common.watermark_strategy import TimestampAssigner
 from pyflink.datastream.functions import KeyedProcessFunction
+from pyflink.datastream.state import ValueStateDescriptor
 
 from flowcep import Pattern
 from flowcep.connectors.flink import CEP
@@ -33,6 +34,17 @@ class Ts(TimestampAssigner):
 
 class NoOp(KeyedProcessFunction):
     def process_element(self, value: Any, ctx: Any) -> Any:
+        return ()
+
+
+class OneValueState(KeyedProcessFunction):
+    """Reads and writes one ValueState per record: the yardstick of issue 34."""
+
+    def open(self, runtime_context: Any) -> None:
+        self.state = runtime_context.get_state(ValueStateDescriptor("count", Types.PICKLED_BYTE_ARRAY()))
+
+    def process_element(self, value: Any, ctx: Any) -> Any:
+        self.state.update((self.state.value() or 0) + 1)
         return ()
 
 
@@ -74,6 +86,8 @@ def run(kind: str, data: list[tuple[Any, ...]], config: dict[str, str], keys: in
     keyed = ds.key_by(lambda e: e[0], key_type=Types.STRING())
     if kind == "noop":
         out = keyed.process(NoOp(), output_type=Types.LONG())
+    elif kind == "valuestate":
+        out = keyed.process(OneValueState(), output_type=Types.LONG())
     else:
         stream = CEP.pattern(keyed, pattern(keys), batch_timers=kind == "cep-batch")
         out = stream.select(lambda m: m["a"][0][2], output_type=Types.LONG())
@@ -83,26 +97,35 @@ def run(kind: str, data: list[tuple[Any, ...]], config: dict[str, str], keys: in
     return time.perf_counter() - start, count
 
 
+KINDS = ("noop", "valuestate", "cep", "cep-batch")
+CONFIGS = {
+    "defaults": {},
+    "tuned": {"python.state.cache-size": "20000", "python.fn-execution.bundle.size": "100000"},
+}
+
+
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
-    keys = int(sys.argv[2]) if len(sys.argv) > 2 else 10
-    configs = {
-        "defaults": {},
-        "tuned": {"python.state.cache-size": "20000", "python.fn-execution.bundle.size": "100000"},
-    }
-    data = events(n, keys)
-    small = events(1_000, keys)
-    run("noop", small, {}, keys)  # warm up the JVM
-    print(f"{n} events, {keys} keys, parallelism 1")
-    for name, config in configs.items():
-        for kind in ("noop", "cep", "cep-batch"):
-            base, _ = run(kind, small, config, keys)
-            took, count = run(kind, data, config, keys)
-            net = max(took - base, 1e-9)
-            print(
-                f"{name:9s} {kind:9s} {took:6.1f} s  {n / took:8.0f} ev/s whole job"
-                f"  {(n - 1000) / net:8.0f} ev/s net of a 1k-event job ({base:.1f} s)  outputs={count}"
-            )
+    """``[events] [keys,keys...] [kind,kind...] [config,config...]``"""
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+    key_counts = [int(k) for k in sys.argv[2].split(",")] if len(sys.argv) > 2 else [10, 1000]
+    kinds = sys.argv[3].split(",") if len(sys.argv) > 3 else list(KINDS)
+    configs = sys.argv[4].split(",") if len(sys.argv) > 4 else list(CONFIGS)
+    run("noop", events(1_000, 10), {}, 10)  # warm up the JVM
+    print(f"{n} events, parallelism 1")
+    for keys in key_counts:
+        data = events(n, keys)
+        small = events(1_000, keys)
+        for name in configs:
+            config = CONFIGS[name]
+            for kind in kinds:
+                base, _ = run(kind, small, config, keys)
+                took, count = run(kind, data, config, keys)
+                net = max(took - base, 1e-9)
+                print(
+                    f"{keys:5d} keys {name:9s} {kind:10s} {took:6.1f} s  {n / took:8.0f} ev/s whole job"
+                    f"  {(n - 1000) / net:8.0f} ev/s net of a 1k-event job ({base:.1f} s)  outputs={count}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":
