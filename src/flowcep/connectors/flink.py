@@ -514,10 +514,20 @@ class _CepFunction(KeyedProcessFunction):
             # as Flink's CepOperator.onEventTime: everything buffered up to the current
             # watermark, then time advanced to it (a match that only the passing of time
             # releases carries the watermark as its timestamp)
-            if ks.timer is not None and ks.timer <= timestamp:
+            timer = ks.timer
+            if timer is not None and timer <= timestamp:
                 ks.timer = None
-            outputs = self._run(op.process_watermark, max(timestamp, timer_service.current_watermark()))
+            watermark = max(timestamp, timer_service.current_watermark())
             deadline = op.next_deadline()
+            if deadline is not None and deadline <= watermark:
+                outputs = self._run(op.process_watermark, watermark)
+                deadline = op.next_deadline()
+            elif ks.timer == timer:
+                # a timer with nothing due (another firing ran the key already): advancing would
+                # change nothing but the operator's own watermark, so the state is not rewritten
+                return ()
+            else:
+                outputs = []
             if deadline is not None and (ks.timer is None or deadline < ks.timer):
                 timer_service.register_event_time_timer(deadline)
                 if self.batch_timers:
