@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -75,6 +76,11 @@ __all__ = [
 
 STATE_NAME = "flowcep-operator"
 _STATE_VERSION = 1
+# Keys whose live state the function keeps itself, beside PyFlink's state cache: reading a key's
+# state back from PyFlink costs a round trip to the JVM and a restore once PyFlink's cache
+# (python.state.cache-size, 1000 by default) is smaller than the active keys, and each record
+# and each timer of a key needs its state (docs/porting-guide.md, Performance).
+LIVE_KEYS = 10_000
 
 LATE_DATA = OutputTag("late-data")
 TIMED_OUT = OutputTag("timed-out")
@@ -413,6 +419,9 @@ class _CepFunction(KeyedProcessFunction):
     def open(self, runtime_context: Any) -> None:
         self._now = LONG_MIN
         self._spare: CepOperator | None = None
+        # every change is written to the ValueState too (what checkpoints hold); a restarted
+        # task opens the function again, with an empty cache
+        self._live: OrderedDict[Any, _KeyState] = OrderedDict()
         template = CepOperator(
             self.pattern,
             out_of_orderness=None,
@@ -460,10 +469,10 @@ class _CepFunction(KeyedProcessFunction):
 
     def process_element(self, value: Any, ctx: Any) -> Any:
         timer_service = ctx.timer_service()
-        state = self._state
         if self.processing_time:
             self._now = timer_service.current_processing_time()
-            ks = state.value()
+            key = ctx.get_current_key()
+            ks = self._lookup(key)
             stored = ks is not None
             if ks is None:
                 ks = _KeyState()
@@ -479,7 +488,8 @@ class _CepFunction(KeyedProcessFunction):
             if timestamp <= timer_service.current_watermark():
                 self._late.inc()
                 return ((self.late_data_tag, value),)
-            ks = state.value()
+            key = ctx.get_current_key()
+            ks = self._lookup(key)
             stored = ks is not None
             if ks is None:
                 ks = _KeyState()
@@ -493,13 +503,14 @@ class _CepFunction(KeyedProcessFunction):
                 elif ks.timer is None or timestamp < ks.timer:
                     timer_service.register_event_time_timer(timestamp)
                     ks.timer = timestamp
-        self._store(ks, op, stored)
+        self._store(key, ks, op, stored)
         if outputs:
             return self._emit(outputs, ctx)
         return ()
 
     def on_timer(self, timestamp: int, ctx: Any) -> Any:
-        ks = self._state.value()
+        key = ctx.get_current_key()
+        ks = self._lookup(key)
         if ks is None:
             return ()  # a timer left from a key whose state has been cleared
         op = ks.op or self._operator(ks)
@@ -532,18 +543,33 @@ class _CepFunction(KeyedProcessFunction):
                 timer_service.register_event_time_timer(deadline)
                 if self.batch_timers:
                     ks.timer = deadline
-        self._store(ks, op, True)
+        self._store(key, ks, op, True)
         if outputs:
             return self._emit(outputs, ctx)
         return ()
 
-    def _store(self, ks: _KeyState, op: CepOperator, stored: bool) -> None:
+    def _lookup(self, key: Any) -> _KeyState | None:
+        """The key's state: live if the function holds it, else from the ValueState."""
+        live = self._live
+        ks = live.get(key)
+        if ks is None:
+            return self._state.value()  # type: ignore[no-any-return]
+        live.move_to_end(key)
+        return ks
+
+    def _store(self, key: Any, ks: _KeyState, op: CepOperator, stored: bool) -> None:
         """Write the key's state back, or clear it (if stored) once the operator holds nothing."""
+        live = self._live
         if op.has_state():
             self._state.update(ks)
+            if key not in live:
+                live[key] = ks
+                if len(live) > LIVE_KEYS:
+                    live.popitem(last=False)
         else:
             if stored:
                 self._state.clear()
+                live.pop(key, None)
             self._spare = op
 
     @staticmethod
