@@ -11,8 +11,8 @@ PyFlink has no CEP API; this module gives it Flink CEP's, backed by flowcep's em
   watermark run through the NFA in timestamp order and time advances to the watermark, as in
   Flink's ``CepOperator.onEventTime``; a timer is kept at the key's next deadline (next buffered
   timestamp or ``within`` timeout), so timed-out partial matches are reported without waiting
-  for more input. One timer per key is pending at a time (``batch_timers=False``: one per
-  buffered timestamp, as Flink registers them; the same results, at about half the speed);
+  for more input. A timer is registered per buffered timestamp, as Flink does
+  (``batch_timers=True``: one pending timer per key; the same results);
 - processing time: each record is matched when it arrives (with a comparator, records are
   buffered for one millisecond, on processing-time timers, as Flink does).
 
@@ -79,7 +79,8 @@ _STATE_VERSION = 1
 # Keys whose live state the function keeps itself, beside PyFlink's state cache: reading a key's
 # state back from PyFlink costs a round trip to the JVM and a restore once PyFlink's cache
 # (python.state.cache-size, 1000 by default) is smaller than the active keys, and each record
-# and each timer of a key needs its state (docs/porting-guide.md, Performance).
+# and each timer of a key needs its state (docs/porting-guide.md, Performance). Read when the
+# job is built (the function carries it to the workers).
 LIVE_KEYS = 10_000
 
 LATE_DATA = OutputTag("late-data")
@@ -127,7 +128,7 @@ class CEP:
         *,
         processing_time: bool = False,
         on_error: str = "raise",
-        batch_timers: bool = True,
+        batch_timers: bool = False,
     ) -> PatternStream:
         """Detect ``pattern`` in a PyFlink stream, per key of a ``KeyedStream``.
 
@@ -136,11 +137,11 @@ class CEP:
         equal timestamps. ``on_error``: ``"raise"`` fails the job on a record a condition
         cannot evaluate (Flink's behaviour), ``"side_output"`` sends it to ``CEP.BAD_RECORDS``.
 
-        ``batch_timers`` (event time, default True): keep one pending timer per key, at its
-        earliest deadline; False registers one per buffered timestamp, as Flink's ``CepOperator``
-        does. Results are the same either way (each firing runs the key up to the watermark);
-        one timer per key costs half the state accesses. Result records carry the time of the
-        timer that released them (at most the match's ``ctx.timestamp()``).
+        ``batch_timers`` (event time): keep one pending timer per key, at its earliest
+        deadline, instead of one per buffered timestamp (Flink's way). Results are the same
+        either way: each firing runs the key up to the watermark, as Flink's ``onEventTime``.
+        Result records carry the time of the timer that released them (at most the match's
+        ``ctx.timestamp()``).
         """
         if not isinstance(input, DataStream):
             raise TypeError(f"CEP.pattern needs a PyFlink DataStream or KeyedStream, got {input!r}")
@@ -174,7 +175,7 @@ class PatternStream:
         processing_time: bool,
         on_error: str,
         late_data_tag: OutputTag,
-        batch_timers: bool = True,
+        batch_timers: bool = False,
     ) -> None:
         self.input = input
         self.pattern = pattern
@@ -404,7 +405,7 @@ class _CepFunction(KeyedProcessFunction):
         processing_time: bool,
         on_error: str,
         late_data_tag: OutputTag,
-        batch_timers: bool = True,
+        batch_timers: bool = False,
     ) -> None:
         self.pattern = pattern
         self.spec = spec
@@ -413,6 +414,7 @@ class _CepFunction(KeyedProcessFunction):
         self.on_error = on_error
         self.late_data_tag = late_data_tag
         self.batch_timers = batch_timers
+        self.live_keys = LIVE_KEYS
 
     # -------------------------------------------------------------- lifecycle
 
@@ -564,7 +566,7 @@ class _CepFunction(KeyedProcessFunction):
             self._state.update(ks)
             if key not in live:
                 live[key] = ks
-                if len(live) > LIVE_KEYS:
+                if len(live) > self.live_keys:
                     live.popitem(last=False)
         else:
             if stored:

@@ -108,14 +108,16 @@ CONFIGS = {
 
 
 def main() -> None:
-    """``[events] [keys,keys...] [kind,kind...] [config,config...]``"""
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 30_000
-    key_counts = [int(k) for k in sys.argv[2].split(",")] if len(sys.argv) > 2 else [10, 1000]
+    """``[events] [keys[:events],...] [kind,...] [config,...]``"""
+    n_default = int(sys.argv[1]) if len(sys.argv) > 1 else 20_000
+    sizes = sys.argv[2].split(",") if len(sys.argv) > 2 else ["10:100000", "1000:20000"]
     kinds = sys.argv[3].split(",") if len(sys.argv) > 3 else list(KINDS)
     configs = sys.argv[4].split(",") if len(sys.argv) > 4 else list(CONFIGS)
     run("noop", events(1_000, 10), {}, 10)  # warm up the JVM
-    print(f"{n} events, parallelism 1")
-    for keys in key_counts:
+    print("parallelism 1")
+    for size in sizes:
+        keys_text, _, n_text = size.partition(":")
+        keys, n = int(keys_text), int(n_text or n_default)
         data = events(n, keys)
         small = events(1_000, keys)
         for name in configs:
@@ -126,7 +128,7 @@ def main() -> None:
                 took, count = run(kind, data, config, keys)
                 net = max(took - base, 1e-9)
                 print(
-                    f"{keys:5d} keys {name:9s} {kind:10s} {took:6.1f} s  {n / took:8.0f} ev/s whole job"
+                    f"{keys:5d} keys {n:6d} events {name:9s} {kind:10s} {took:6.1f} s  {n / took:8.0f} ev/s whole job"
                     f"  {(n - 1000) / net:8.0f} ev/s net of a 1k-event no-op job ({base:.1f} s)  outputs={count}",
                     flush=True,
                 )
