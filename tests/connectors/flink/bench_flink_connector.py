@@ -8,9 +8,9 @@ Not a test (never asserts times). Run in .venv-flink:
 Each configuration runs the same bounded job (1 event/ms, event time, parallelism 1) ending in
 a no-op keyed process function (``noop``), in one that reads and writes one ``ValueState`` per
 record (``valuestate``, the yardstick of issue 34), and in ``CEP.pattern(...).select(...)``
-(followedBy a -> b -> c within 10 ms of each key's time; ``cep-batch`` with the default one
-timer per key, ``cep`` with ``batch_timers=False``). It reports events/s of the whole job and
-net of the job's own cost (the fastest of three 1,000-event no-op jobs).
+(followedBy a -> b -> c within 10 ms of each key's time; ``cep`` with the default timer per
+buffered timestamp, ``cep-batch`` with ``batch_timers=True``). It reports events/s of the whole
+job and net of the job's own cost (the fastest of three 1,000-event no-op jobs).
 """
 
 from __future__ import annotations
