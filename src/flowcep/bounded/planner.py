@@ -1,0 +1,161 @@
+"""The planner: which evaluator runs a pattern over bounded data, and why.
+
+``plan(pattern, events, ts)`` estimates the work of each evaluator from the buffer-filtered list
+sizes (exact, since the data is bounded) and a simple independence model:
+
+- the number of partial matches over steps ``a..b`` is the product of their list sizes, times
+  the chance that two consecutive events of the range are ordered and inside the window
+  (``window / span``, or 1/2 without a window) per join, times 1/2 per iterative predicate
+  (the paper's prior for an untested predicate); a looping step counts its subsets in a window;
+- the NFA pays a fixed cost per event plus, per live partial match, a cost per event it sees
+  while its window is open;
+- OptiSeq pays the buffer filter (one call per event and step) plus one unit per partial
+  candidate along its expansion order;
+- the operator tree pays the buffer filter plus its cost model's total.
+
+The unit costs below are relative to one call of a simple condition; they were calibrated on
+the benchmark (docs/bounded.md). ``auto`` picks a bounded evaluator only when its estimate is
+below ``MARGIN`` times the NFA's, so that a misestimate rarely costs speed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from flowcep.bounded.optiseq import OptiSeqPlan, plan_optiseq
+from flowcep.bounded.plan import BoundedPattern, UnsupportedPattern, compile_bounded
+from flowcep.bounded.predicates import Lists
+from flowcep.bounded.tree import TreePlan, plan_tree, predicates
+from flowcep.pattern import Pattern
+
+EVALUATORS = ("nfa", "optiseq", "tree", "auto")
+
+#: the NFA's cost per event (its loop, the shared buffer) and per live run per event
+NFA_EVENT = 12.0
+NFA_RUN = 4.0
+#: a buffer-filter call, and a partial candidate of OptiSeq's expansion or of a tree operator
+FILTER = 1.0
+EXPAND = 3.0
+TREE = 2.0
+MARGIN = 0.6
+
+
+@attrs.frozen(slots=True)
+class Plan:
+    """The planner's decision and what it was based on."""
+
+    evaluator: str
+    reason: str
+    costs: dict[str, float]
+    bounded: BoundedPattern | None = None
+    optiseq: OptiSeqPlan | None = None
+    tree: TreePlan | None = None
+    lists: Lists | None = None
+
+    def explain(self) -> str:
+        """A plain-text account: the choice, the estimates, the OptiSeq plan and the tree."""
+        lines = [f"evaluator: {self.evaluator} ({self.reason})"]
+        if self.costs:
+            lines.append("estimated cost: " + ", ".join(f"{k} {v:,.0f}" for k, v in self.costs.items()))
+        bp = self.bounded
+        if bp is None:
+            return "\n".join(lines)
+        names = bp.names
+        if self.optiseq is not None:
+            o = self.optiseq
+            sizes = ", ".join(f"{n}={s}" for n, s in zip(names, o.sizes))
+            lines.append(f"optiseq: list sizes {sizes}")
+            lines.append(
+                f"optiseq: start list {names[o.start]}, {o.direction}, order "
+                + " -> ".join(names[i] for i in o.order)
+            )
+        if self.tree is not None:
+            t = self.tree
+            lines.append(f"tree: {t.root.shape(names)}, estimated cost {t.root.cost:,.0f}")
+            for node in t.nodes():
+                where = names[node.lo] if node.lo == node.hi else f"{node.left.shape(names)} ; {node.right.shape(names)}"  # type: ignore[union-attr]
+                for i in node.preds:
+                    lines.append(f"tree: predicate [{t.preds[i].label}] at {where}")
+            for gap, negs in enumerate(bp.negations):
+                for n in negs:
+                    if not n.rest:
+                        lines.append(f"tree: not {n.name} (simple) as an anti-join between {names[gap]} and {names[gap + 1]}")
+        return "\n".join(lines)
+
+
+def _interval_cards(bp: BoundedPattern, sizes: Sequence[int], span: int) -> list[list[float]]:
+    """card[a][b]: the estimated partial matches over steps a..b."""
+    h = len(bp.steps)
+    in_window = min(1.0, bp.window / max(span, 1)) if bp.window > 0 else 0.5
+    preds = predicates(bp)
+    leaf = []
+    for s, step in enumerate(bp.steps):
+        n = float(sizes[s])
+        if step.looping:
+            n *= 2.0 ** min(max(n * in_window - step.min_times + 1, 0.0), 30.0)
+        leaf.append(n)
+    card = [[0.0] * h for _ in range(h)]
+    for a in range(h):
+        c = 1.0
+        for b in range(a, h):
+            c *= leaf[b] * (in_window if b > a else 1.0)
+            here = sum(1 for p in preds if p.need_hi == b and p.need_lo >= a)
+            c *= 0.5**here
+            card[a][b] = c
+    return card
+
+
+def estimate(bp: BoundedPattern, lists: Lists, n: int, span: int) -> tuple[dict[str, float], OptiSeqPlan, TreePlan]:
+    """The estimated work of each evaluator, and the OptiSeq and tree plans it assumed."""
+    sizes = [len(x) for x in lists.steps]
+    h = len(sizes)
+    span = max(span, 1)
+    card = _interval_cards(bp, sizes, span)
+    seen = n * min(1.0, bp.window / span) / 2 if bp.window > 0 else n / 2
+    live = sum(card[0][j] for j in range(h - 1))
+    nfa = n * NFA_EVENT + live * seen * NFA_RUN
+    filters = n * (h + sum(len(g) for g in bp.negations)) * FILTER
+    o = plan_optiseq(bp, sizes)
+    bound_lo = bound_hi = o.start
+    expansion = card[o.start][o.start]
+    for j in o.order[1:]:
+        bound_lo, bound_hi = min(bound_lo, j), max(bound_hi, j)
+        expansion += card[bound_lo][bound_hi] + card[bound_lo][bound_hi] / max(sizes[j], 1) * math.log2(sizes[j] + 2)
+    t = plan_tree(bp, sizes, [[len(x) for x in g] for g in lists.negations], span)
+    costs = {"nfa": nfa, "optiseq": filters + expansion * EXPAND, "tree": filters + t.root.cost * TREE}
+    return costs, o, t
+
+
+def plan(
+    pattern: Pattern, events: Sequence[Any], ts: Sequence[int], evaluator: str = "auto", needs_nfa: str | None = None
+) -> Plan:
+    """Choose an evaluator for ``pattern`` over one key's (or all keys') bounded ``events``.
+
+    ``needs_nfa`` names a reason only the NFA can serve (timeouts consumed, late data): ``auto``
+    then picks the NFA; an explicit bounded evaluator raises ``UnsupportedPattern``.
+    """
+    if evaluator not in EVALUATORS:
+        raise ValueError(f"evaluator must be one of {', '.join(map(repr, EVALUATORS))}, got {evaluator!r}")
+    if evaluator == "nfa":
+        return Plan("nfa", "requested", {})
+    try:
+        bp = compile_bounded(pattern)
+        if needs_nfa is not None:
+            raise UnsupportedPattern(needs_nfa)
+    except UnsupportedPattern as exc:
+        if evaluator == "auto":
+            return Plan("nfa", f"the NFA serves {exc.feature}", {})
+        raise
+    lists = Lists.build(bp, events)
+    span = ts[-1] - ts[0] + 1 if ts else 1
+    costs, o, t = estimate(bp, lists, len(events), span)
+    if evaluator != "auto":
+        return Plan(evaluator, "requested", costs, bp, o, t, lists)
+    best = min(("optiseq", "tree"), key=costs.__getitem__)
+    if costs[best] < MARGIN * costs["nfa"]:
+        return Plan(best, f"lowest estimate, below {MARGIN} x the NFA's", costs, bp, o, t, lists)
+    return Plan("nfa", f"no bounded evaluator estimated below {MARGIN} x the NFA's", costs, bp, o, t, lists)

@@ -1,0 +1,110 @@
+"""``CEP.pattern(..., evaluator=...)`` on a finite input: the bounded evaluators behind the
+runtime's usual outputs.
+
+The input is read whole. Each element's timestamp and key are read as the operator reads them,
+and an element is late exactly when the operator would find it so (``ts <= watermark``, the
+watermark being ``max_ts - out_of_orderness - 1`` after each element); late elements go to the
+late-data side output. Each key's elements, in time order (arrival order within one timestamp),
+go to the evaluator the planner picks (or the one requested). Matches come out ordered by their
+last element's timestamp, then its arrival, then in the evaluator's order (docs/bounded.md).
+
+The NFA runs instead (``bounded_outputs`` returns None) when the input has a bad record or a
+condition raises, so that those are reported exactly as usual; with ``"auto"`` also when the
+run consumes timeouts, is in processing time or sorts equal timestamps with a comparator.
+A bounded evaluator asked for explicitly in those last three cases is an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sized
+from typing import Any
+
+from flowcep.bounded import EVALUATORS, compile_bounded, plan, run_plan, support
+from flowcep.pattern import ConditionError, Pattern
+from flowcep.runtime.functions import extractor
+from flowcep.runtime.operator import LONG_MIN, to_timestamp
+from flowcep.runtime.output import LATE, MATCH, Output
+
+
+def check_evaluator(evaluator: str, events: Any, pattern: Pattern) -> None:
+    """A known evaluator; a bounded one needs a sized collection, and one asked for by name a
+    pattern it serves (else ``UnsupportedPattern`` names the feature)."""
+    if evaluator not in EVALUATORS:
+        raise ValueError(f"evaluator must be one of {', '.join(map(repr, EVALUATORS))}, got {evaluator!r}")
+    if evaluator != "nfa" and (not isinstance(events, Sized) or isinstance(events, Iterator)):
+        raise TypeError(
+            f"evaluator={evaluator!r} needs a finite, sized collection of events (a list, a tuple, ...), "
+            f"got {type(events).__name__}; use evaluator='nfa' for an unbounded iterable"
+        )
+    if evaluator in ("optiseq", "tree"):
+        compile_bounded(pattern)
+
+
+def nfa_only(evaluator: str, *, timeout_handling: bool, processing_time: bool, comparator: Any) -> str | None:
+    """Why only the NFA can serve this run (None: any evaluator can); explicit choices raise."""
+    reason = None
+    if timeout_handling:
+        reason = "timed-out partial matches (the bounded evaluators give none)"
+    elif processing_time:
+        reason = "processing time"
+    elif comparator is not None:
+        reason = "a comparator for equal timestamps"
+    if reason is not None and evaluator != "auto":
+        raise ValueError(f"evaluator={evaluator!r} does not serve {reason}; use 'nfa' or 'auto'")
+    return reason
+
+
+def bounded_outputs(
+    events: Any,
+    pattern: Pattern,
+    evaluator: str,
+    *,
+    key_by: Any,
+    timestamp: Any,
+    out_of_orderness: int | None,
+) -> list[Output] | None:
+    """The outputs of the whole run, or None if it must go through the NFA (module docstring)."""
+    if evaluator == "nfa" or (evaluator == "auto" and support(pattern) is not None):
+        return None
+    key_fn = extractor("key_by", key_by)
+    ts_fn = extractor("timestamp", timestamp)
+    if ts_fn is None:
+        return None  # every element is a bad record: the operator says so
+    elements = list(events)
+    keys: dict[Any, list[int]] = {}
+    late: list[Output] = []
+    stamps: list[int] = []
+    watermark = LONG_MIN
+    max_ts = LONG_MIN
+    try:
+        for i, event in enumerate(elements):
+            ts = to_timestamp(ts_fn(event))
+            key = key_fn(event) if key_fn is not None else None
+            positions = keys.get(key)
+            stamps.append(ts)
+            if ts <= watermark:
+                late.append(Output(LATE, key, event, ts))
+            elif positions is None:
+                keys[key] = [i]
+            else:
+                positions.append(i)
+            if ts > max_ts:
+                max_ts = ts
+                if out_of_orderness is not None and ts - out_of_orderness - 1 > watermark:
+                    watermark = ts - out_of_orderness - 1
+    except Exception:
+        return None
+    found: list[tuple[tuple[int, int, int], Output]] = []
+    try:
+        for key, positions in keys.items():
+            positions.sort(key=stamps.__getitem__)  # stable: arrival order within a timestamp
+            own = [elements[i] for i in positions]
+            times = [stamps[i] for i in positions]
+            chosen = plan(pattern, own, times, evaluator)
+            for rank, (last, match) in enumerate(run_plan(chosen, pattern, own, times)):
+                at = positions[last]
+                found.append(((stamps[at], at, rank), Output(MATCH, key, match, stamps[at])))
+    except ConditionError:
+        return None
+    found.sort(key=lambda x: x[0])
+    return late + [o for _, o in found]
