@@ -1,16 +1,14 @@
 """The planner: which evaluator runs a pattern over bounded data, and why.
 
 ``plan(pattern, events, ts)`` estimates the work of each evaluator from the buffer-filtered list
-sizes (exact, since the data is bounded) and a simple independence model:
+sizes (exact, since the data is bounded) and the independence model of ``tree.interval_cards``
+(how many partial matches span steps ``a..b``):
 
-- the number of partial matches over steps ``a..b`` is the product of their list sizes, times
-  the chance that two consecutive events of the range are ordered and inside the window
-  (``window / span``, or 1/2 without a window) per join, times 1/2 per iterative predicate
-  (the paper's prior for an untested predicate); a looping step counts its subsets in a window;
 - the NFA pays a fixed cost per event plus, per live partial match, a cost per event it sees
   while its window is open;
-- OptiSeq pays the buffer filter (one call per event and step) plus one unit per partial
-  candidate along its expansion order;
+- OptiSeq pays the buffer filter (one call per event and step), one unit per partial
+  candidate along its expansion order (built before any iterative predicate) and a binary
+  search per step expanded, then the verification of each complete candidate;
 - the operator tree pays the buffer filter plus its cost model's total.
 
 The unit costs below are relative to one call of a simple condition; they were calibrated on
@@ -29,7 +27,7 @@ import attrs
 from flowcep.bounded.optiseq import OptiSeqPlan, plan_optiseq
 from flowcep.bounded.plan import BoundedPattern, UnsupportedPattern, compile_bounded
 from flowcep.bounded.predicates import Lists
-from flowcep.bounded.tree import TreePlan, plan_tree, predicates
+from flowcep.bounded.tree import TreePlan, interval_cards, plan_tree, predicates
 from flowcep.pattern import Pattern
 
 EVALUATORS = ("nfa", "optiseq", "tree", "auto")
@@ -40,7 +38,11 @@ NFA_RUN = 4.0
 #: a buffer-filter call, and a partial candidate of OptiSeq's expansion or of a tree operator
 FILTER = 1.0
 EXPAND = 3.0
+VERIFY = 10.0
 TREE = 2.0
+#: each evaluator's time per unit, relative to the NFA's (the benchmark's median ratios)
+OPTISEQ_SCALE = 1.3
+TREE_SCALE = 1.9
 MARGIN = 0.6
 
 
@@ -87,46 +89,33 @@ class Plan:
         return "\n".join(lines)
 
 
-def _interval_cards(bp: BoundedPattern, sizes: Sequence[int], span: int) -> list[list[float]]:
-    """card[a][b]: the estimated partial matches over steps a..b."""
-    h = len(bp.steps)
-    in_window = min(1.0, bp.window / max(span, 1)) if bp.window > 0 else 0.5
-    preds = predicates(bp)
-    leaf = []
-    for s, step in enumerate(bp.steps):
-        n = float(sizes[s])
-        if step.looping:
-            n *= 2.0 ** min(max(n * in_window - step.min_times + 1, 0.0), 30.0)
-        leaf.append(n)
-    card = [[0.0] * h for _ in range(h)]
-    for a in range(h):
-        c = 1.0
-        for b in range(a, h):
-            c *= leaf[b] * (in_window if b > a else 1.0)
-            here = sum(1 for p in preds if p.need_hi == b and p.need_lo >= a)
-            c *= 0.5**here
-            card[a][b] = c
-    return card
-
-
 def estimate(bp: BoundedPattern, lists: Lists, n: int, span: int) -> tuple[dict[str, float], OptiSeqPlan, TreePlan]:
     """The estimated work of each evaluator, and the OptiSeq and tree plans it assumed."""
     sizes = [len(x) for x in lists.steps]
+    neg_sizes = [[len(x) for x in g] for g in lists.negations]
     h = len(sizes)
     span = max(span, 1)
-    card = _interval_cards(bp, sizes, span)
+    preds = predicates(bp)
+    card = interval_cards(bp, sizes, neg_sizes, span, preds)
+    raw = interval_cards(bp, sizes, neg_sizes, span)
     seen = n * min(1.0, bp.window / span) / 2 if bp.window > 0 else n / 2
     live = sum(card[0][j] for j in range(h - 1))
     nfa = n * NFA_EVENT + live * seen * NFA_RUN
     filters = n * (h + sum(len(g) for g in bp.negations)) * FILTER
     o = plan_optiseq(bp, sizes)
     bound_lo = bound_hi = o.start
-    expansion = card[o.start][o.start]
+    expansion = raw[o.start][o.start]
     for j in o.order[1:]:
+        before = raw[bound_lo][bound_hi]
         bound_lo, bound_hi = min(bound_lo, j), max(bound_hi, j)
-        expansion += card[bound_lo][bound_hi] + card[bound_lo][bound_hi] / max(sizes[j], 1) * math.log2(sizes[j] + 2)
-    t = plan_tree(bp, sizes, [[len(x) for x in g] for g in lists.negations], span)
-    costs = {"nfa": nfa, "optiseq": filters + expansion * EXPAND, "tree": filters + t.root.cost * TREE}
+        expansion += raw[bound_lo][bound_hi] + before * math.log2(sizes[j] + 2)
+    verification = raw[0][h - 1] * len(preds) * VERIFY
+    t = plan_tree(bp, sizes, neg_sizes, span)
+    costs = {
+        "nfa": nfa,
+        "optiseq": (filters + expansion * EXPAND + verification) * OPTISEQ_SCALE,
+        "tree": (filters + t.root.cost * TREE) * TREE_SCALE,
+    }
     return costs, o, t
 
 

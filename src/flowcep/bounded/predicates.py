@@ -74,18 +74,22 @@ def passes(conjuncts: Sequence[Conjunct], name: str, event: Any, ctx: Context | 
 
 def buffer_list(step: Step, events: Sequence[Any]) -> list[int]:
     """OptiSeq's buffer filter: the positions of the events that pass the step's leading
-    (single-event) conjuncts, in time order."""
-    leading = step.leading
-    if not leading:
-        return list(range(len(events)))
-    if len(leading) == 1:
-        fn = leading[0].fn
+    (single-event) conjuncts, in time order. Each conjunct filters what the ones before it kept,
+    so each is evaluated on the events it would be in declaration order."""
+    positions: list[int] | None = None
+    for c in step.leading:
+        fn = c.fn
         try:
-            return [i for i, e in enumerate(events) if fn(e)]
+            if positions is None:
+                positions = [i for i, e in enumerate(events) if fn(e)]
+            else:
+                positions = [i for i in positions if fn(events[i])]
         except Exception:
-            pass  # find the failing event again, below, to name it
-    name = step.name
-    return [i for i, e in enumerate(events) if passes(leading, name, e, None)]
+            # find the failing event again, to name it
+            for i in range(len(events)) if positions is None else positions:
+                passes((c,), step.name, events[i], None)
+            raise
+    return list(range(len(events))) if positions is None else positions
 
 
 @attrs.frozen(slots=True)

@@ -36,6 +36,8 @@ from flowcep.bounded.predicates import Candidate, Checker, Lists, Unbound, order
 from flowcep.bounded.readset import strings_reached
 
 _RESORT_EVERY = 64
+#: a predicate check costs this many join steps (it builds the context a condition reads)
+PREDICATE_COST = 6.0
 
 
 @attrs.frozen(slots=True)
@@ -116,26 +118,61 @@ def _within(node_lo: int, node_hi: int, p: Predicate) -> bool:
     return node_lo <= p.need_lo and p.need_hi <= node_hi
 
 
+def interval_cards(
+    bp: BoundedPattern,
+    sizes: Sequence[int],
+    neg_sizes: Sequence[Sequence[int]],
+    span: int,
+    preds: Sequence[Predicate] = (),
+) -> list[list[float]]:
+    """``card[a][b]``: the estimated partial matches over steps ``a..b`` that pass ``preds``.
+
+    Independence model: the product of the list sizes (a looping step counts its subsets in a
+    window), times ``window / span`` per step after the first (it must fall in the first one's
+    window) over ``k!`` (the ``k`` later events come in one order), times the chance that no
+    negated event falls in a gap, times 1/2 per predicate (the paper's prior).
+    """
+    h = len(bp.steps)
+    span = max(span, 1)
+    in_window = min(1.0, bp.window / span) if bp.window > 0 else 1.0
+    leaf = []
+    for s, step in enumerate(bp.steps):
+        n = float(sizes[s])
+        if step.looping:
+            n *= 2.0 ** min(max(n * in_window - step.min_times + 1, 0.0), 30.0)
+        leaf.append(n)
+    card = [[0.0] * h for _ in range(h)]
+    for a in range(h):
+        c = 1.0
+        for b in range(a, h):
+            c *= leaf[b]
+            if b > a:
+                c *= in_window / (b - a)
+                for size in neg_sizes[b - 1]:
+                    c *= math.exp(-size * in_window / 3)
+            passing = sum(1 for p in preds if a <= p.need_lo and p.need_hi <= b)
+            card[a][b] = c * 0.5**passing
+    return card
+
+
 def plan_tree(
     bp: BoundedPattern, sizes: Sequence[int], neg_sizes: Sequence[Sequence[int]], span: int, reorder: bool = False
 ) -> TreePlan:
-    """The cheapest tree by the cost model (see the module docstring)."""
+    """The cheapest tree by the cost model (see the module docstring): an operator costs a
+    binary search per left input plus, per pair it tests, one unit and ``PREDICATE_COST`` per
+    predicate."""
     preds = predicates(bp, split_conjuncts=reorder)
     h = len(bp.steps)
-    span = max(span, 1)
-    window = bp.window
-    in_window = min(1.0, window / span) if window > 0 else 1.0
+    raw = interval_cards(bp, sizes, neg_sizes, span)
+    card = interval_cards(bp, sizes, neg_sizes, span, preds)
     best: dict[tuple[int, int], Node] = {}
-    for s, step in enumerate(bp.steps):
+    for s in range(h):
         here = tuple(i for i, p in enumerate(preds) if p.need_lo == s and p.need_hi == s)
-        n = float(sizes[s])
-        if step.looping:
-            per_window = n * in_window
-            n = n * 2.0 ** min(max(per_window - step.min_times + 1, 0.0), 30.0)
-        best[(s, s)] = Node(s, s, None, None, here, n * 0.5 ** len(here), n * len(here))
+        best[(s, s)] = Node(s, s, None, None, here, card[s][s], raw[s][s] * len(here) * PREDICATE_COST)
     for width in range(1, h):
         for lo in range(0, h - width):
             hi = lo + width
+            below = sum(1 for p in preds if _within(lo, hi, p))
             options = []
             for m in range(lo, hi):
                 left, right = best[(lo, m)], best[(m + 1, hi)]
@@ -144,12 +181,10 @@ def plan_tree(
                     for i, p in enumerate(preds)
                     if _within(lo, hi, p) and not _within(lo, m, p) and not _within(m + 1, hi, p)
                 )
-                pairs = left.card * right.card * in_window * 0.5
-                for size in neg_sizes[m]:
-                    pairs *= math.exp(-size * in_window / 2)
+                pairs = raw[lo][hi] * 0.5 ** (below - len(here))
                 seek = left.card * (1.0 + math.log2(right.card + 1.0))
-                cost = left.cost + right.cost + seek + pairs * (1 + len(here))
-                options.append(Node(lo, hi, left, right, here, pairs * 0.5 ** len(here), cost))
+                cost = left.cost + right.cost + seek + pairs * (1 + len(here) * PREDICATE_COST)
+                options.append(Node(lo, hi, left, right, here, card[lo][hi], cost))
             best[(lo, hi)] = min(options, key=lambda node: node.cost)
     return TreePlan(best[(0, h - 1)], tuple(preds), reorder)
 

@@ -16,14 +16,15 @@ A bounded evaluator asked for explicitly in those last three cases is an error.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sized
+from collections.abc import Iterator, Mapping, Sized
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from flowcep.bounded import EVALUATORS, compile_bounded, plan, run_plan, support
 from flowcep.pattern import ConditionError, Pattern
 from flowcep.runtime.functions import extractor
-from flowcep.runtime.operator import LONG_MIN, to_timestamp
-from flowcep.runtime.output import LATE, MATCH, Output
+from flowcep.runtime.operator import LONG_MAX, LONG_MIN, to_timestamp
+from flowcep.runtime.output import LATE, MATCH, Output, make_output
 
 
 def check_evaluator(evaluator: str, events: Any, pattern: Pattern) -> None:
@@ -66,32 +67,37 @@ def bounded_outputs(
     """The outputs of the whole run, or None if it must go through the NFA (module docstring)."""
     if evaluator == "nfa" or (evaluator == "auto" and support(pattern) is not None):
         return None
-    key_fn = extractor("key_by", key_by)
-    ts_fn = extractor("timestamp", timestamp)
-    if ts_fn is None:
-        return None  # every element is a bad record: the operator says so
     elements = list(events)
+    try:
+        raws = _fields(elements, timestamp, "timestamp")
+        keys_of = _fields(elements, key_by, "key_by") if key_by is not None else None
+    except Exception:
+        return None  # a bad record: the operator reports it
+    if raws is None:
+        return None  # no timestamp: every element is a bad record
     keys: dict[Any, list[int]] = {}
     late: list[Output] = []
     stamps: list[int] = []
     watermark = LONG_MIN
     max_ts = LONG_MIN
+    ooo = out_of_orderness
     try:
-        for i, event in enumerate(elements):
-            ts = to_timestamp(ts_fn(event))
-            key = key_fn(event) if key_fn is not None else None
-            positions = keys.get(key)
+        for i, raw in enumerate(raws):
+            ts = raw if type(raw) is int and LONG_MIN <= raw <= LONG_MAX else to_timestamp(raw)
+            key = keys_of[i] if keys_of is not None else None
             stamps.append(ts)
             if ts <= watermark:
-                late.append(Output(LATE, key, event, ts))
-            elif positions is None:
-                keys[key] = [i]
+                late.append(Output(LATE, key, elements[i], ts))
             else:
-                positions.append(i)
+                positions = keys.get(key)
+                if positions is None:
+                    keys[key] = [i]
+                else:
+                    positions.append(i)
             if ts > max_ts:
                 max_ts = ts
-                if out_of_orderness is not None and ts - out_of_orderness - 1 > watermark:
-                    watermark = ts - out_of_orderness - 1
+                if ooo is not None and ts - ooo - 1 > watermark:
+                    watermark = ts - ooo - 1
     except Exception:
         return None
     found: list[tuple[tuple[int, int, int], Output]] = []
@@ -103,8 +109,23 @@ def bounded_outputs(
             chosen = plan(pattern, own, times, evaluator)
             for rank, (last, match) in enumerate(run_plan(chosen, pattern, own, times)):
                 at = positions[last]
-                found.append(((stamps[at], at, rank), Output(MATCH, key, match, stamps[at])))
+                found.append(((stamps[at], at, rank), make_output(MATCH, key, match, stamps[at])))
     except ConditionError:
         return None
     found.sort(key=lambda x: x[0])
     return late + [o for _, o in found]
+
+
+def _fields(elements: list[Any], spec: Any, role: str) -> list[Any] | None:
+    """Each element's field ``spec`` (a name or a function of the element), read as the
+    operator's ``field_reader`` reads it, with the loop in C where the element types allow."""
+    get = extractor(role, spec)
+    if get is None:
+        return None
+    if isinstance(spec, str):
+        kinds = {type(e) for e in elements}
+        if kinds == {dict}:
+            return list(map(itemgetter(spec), elements))
+        if not any(issubclass(k, Mapping) for k in kinds):
+            return list(map(attrgetter(spec), elements))
+    return list(map(get, elements))
