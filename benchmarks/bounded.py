@@ -123,7 +123,9 @@ def workloads(events: list[Event]) -> list[tuple[str, list[list[Any]]]]:
 def measure(events: list[Event], calls: list[list[Any]], evaluator: str) -> tuple[float, int]:
     pattern = build(calls)
     start = time.process_time()
-    count = sum(1 for _ in CEP.pattern(events, pattern, timestamp="ts", evaluator=evaluator).select(lambda m: m))
+    count = sum(
+        1 for _ in CEP.pattern(events, pattern, timestamp="ts", evaluator=evaluator).select(lambda m: m)
+    )
     return time.process_time() - start, count
 
 
@@ -134,11 +136,15 @@ def main() -> int:
     ap.add_argument("--only", help="run the rows whose label contains this text")
     ap.add_argument("--explain", action="store_true", help="print the planner's account of each row")
     ap.add_argument("--repeat", type=int, default=2, help="runs per evaluator (the fastest is kept)")
-    ap.add_argument("--flink", action="store_true", help="also run Flink CEP 2.3 (followedByAny), needs a JDK")
+    ap.add_argument(
+        "--flink", action="store_true", help="also run Flink CEP 2.3 (followedByAny), needs a JDK"
+    )
     args = ap.parse_args()
     events = ticks(args.ticks, args.symbols)
     span_min = (events[-1].ts - events[0].ts) / MINUTE
-    print(f"{args.ticks:,} ticks, {args.symbols} symbols, {span_min:,.0f} min of event time; events/s (x NFA)")
+    print(
+        f"{args.ticks:,} ticks, {args.symbols} symbols, {span_min:,.0f} min of event time; events/s (x NFA)"
+    )
     columns = list(EVALUATORS) + (["flink"] if args.flink else [])
     header = f"{'workload':40} {'matches':>9} " + " ".join(f"{c:>17}" for c in columns) + "  auto picked"
     print(header)

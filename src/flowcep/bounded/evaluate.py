@@ -17,7 +17,7 @@ from flowcep.bounded.planner import Plan, plan
 from flowcep.bounded.predicates import Lists, to_match
 from flowcep.bounded.tree import run_tree
 from flowcep.nfa import NFACompiler
-from flowcep.pattern import Pattern
+from flowcep.pattern import ConditionError, Pattern
 from flowcep.sharedbuffer import SharedBuffer
 
 Timestamp = Union[Callable[[Any], int], str]
@@ -104,10 +104,20 @@ def evaluate(
     order). ``evaluator``: "nfa", "optiseq", "tree" or "auto" (the planner's choice); an explicit
     bounded evaluator raises ``UnsupportedPattern`` for a pattern outside its class.
     ``reorder_predicates=True`` lets the tree evaluator order ANDed conditions by measured pass
-    rate (conditions must then be free of side effects, and another one may raise first)."""
+    rate (conditions must then be free of side effects).
+
+    A condition that raises in a bounded evaluator makes the NFA run instead: errors are the
+    NFA's, on the event and step it tests."""
     ts = timestamps(events, timestamp)
     chosen = plan(pattern, events, ts, evaluator)
-    return [m for _, m in run_plan(chosen, pattern, events, ts, reorder_predicates)]
+    try:
+        return [m for _, m in run_plan(chosen, pattern, events, ts, reorder_predicates)]
+    except ConditionError:
+        if chosen.evaluator == "nfa":
+            raise
+    # A bounded evaluator may test a condition on an event the NFA never tests it on: the NFA
+    # runs instead, so that an error is the one it would raise (or none).
+    return [m for _, m in run_nfa(pattern, events, ts)]
 
 
 def explain(pattern: Pattern, events: Sequence[Any], *, timestamp: Timestamp, evaluator: str = "auto") -> str:

@@ -116,12 +116,18 @@ def run_optiseq(
                 chosen[j] = (i,)
                 if gaps_ok(j):
                     t = ts[i]
-                    expand(depth + 1, t if depth == 0 or t < first_ts else first_ts, t if depth == 0 or t > last_ts else last_ts)
+                    expand(
+                        depth + 1,
+                        t if depth == 0 or t < first_ts else first_ts,
+                        t if depth == 0 or t > last_ts else last_ts,
+                    )
             chosen[j] = ()
             return
         cands = positions[a:b]
         if depth == 0:
-            subsets: Iterator[tuple[int, ...]] = windowed_subsets(cands, ts, window, step.min_times, step.max_times)
+            subsets: Iterator[tuple[int, ...]] = windowed_subsets(
+                cands, ts, window, step.min_times, step.max_times
+            )
         else:
             top = len(cands) if step.max_times is None else min(step.max_times, len(cands))
             subsets = (c for r in range(step.min_times, top + 1) for c in combinations(cands, r))
@@ -130,7 +136,11 @@ def run_optiseq(
             if gaps_ok(j):
                 t0 = ts[subset[0]]
                 t1 = ts[subset[-1]]
-                expand(depth + 1, t0 if depth == 0 or t0 < first_ts else first_ts, t1 if depth == 0 or t1 > last_ts else last_ts)
+                expand(
+                    depth + 1,
+                    t0 if depth == 0 or t0 < first_ts else first_ts,
+                    t1 if depth == 0 or t1 > last_ts else last_ts,
+                )
         chosen[j] = ()
 
     expand(0, 0, 0)

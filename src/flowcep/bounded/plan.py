@@ -107,10 +107,10 @@ def _step(node: Pattern, negated: bool) -> Step:
     if negated:
         return Step(node.name, tuple(parts[:split]), tuple(parts[split:]), negated=True)
     q = node.quantifier
-    if q.has_property(QuantifierProperty.SINGLE):
-        return Step(node.name, tuple(parts[:split]), tuple(parts[split:]))
     if q.has_property(QuantifierProperty.OPTIONAL):
         raise UnsupportedPattern(f"optional() on step {node.name!r}")
+    if q.has_property(QuantifierProperty.SINGLE):
+        return Step(node.name, tuple(parts[:split]), tuple(parts[split:]))
     if q.has_property(QuantifierProperty.GREEDY):
         raise UnsupportedPattern(f"greedy() on step {node.name!r}")
     if node.until_condition is not None:

@@ -79,17 +79,21 @@ class Plan:
             t = self.tree
             lines.append(f"tree: {t.root.shape(names)}, estimated cost {t.root.cost:,.0f}")
             for node in t.nodes():
-                where = names[node.lo] if node.lo == node.hi else f"{node.left.shape(names)} ; {node.right.shape(names)}"  # type: ignore[union-attr]
+                where = node.operator(names)
                 for i in node.preds:
                     lines.append(f"tree: predicate [{t.preds[i].label}] at {where}")
             for gap, negs in enumerate(bp.negations):
                 for n in negs:
                     if not n.rest:
-                        lines.append(f"tree: not {n.name} (simple) as an anti-join between {names[gap]} and {names[gap + 1]}")
+                        lines.append(
+                            f"tree: not {n.name} (simple) as an anti-join between {names[gap]} and {names[gap + 1]}"
+                        )
         return "\n".join(lines)
 
 
-def estimate(bp: BoundedPattern, lists: Lists, n: int, span: int) -> tuple[dict[str, float], OptiSeqPlan, TreePlan]:
+def estimate(
+    bp: BoundedPattern, lists: Lists, n: int, span: int
+) -> tuple[dict[str, float], OptiSeqPlan, TreePlan]:
     """The estimated work of each evaluator, and the OptiSeq and tree plans it assumed."""
     sizes = [len(x) for x in lists.steps]
     neg_sizes = [[len(x) for x in g] for g in lists.negations]
@@ -120,7 +124,11 @@ def estimate(bp: BoundedPattern, lists: Lists, n: int, span: int) -> tuple[dict[
 
 
 def plan(
-    pattern: Pattern, events: Sequence[Any], ts: Sequence[int], evaluator: str = "auto", needs_nfa: str | None = None
+    pattern: Pattern,
+    events: Sequence[Any],
+    ts: Sequence[int],
+    evaluator: str = "auto",
+    needs_nfa: str | None = None,
 ) -> Plan:
     """Choose an evaluator for ``pattern`` over one key's (or all keys') bounded ``events``.
 

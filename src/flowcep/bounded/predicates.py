@@ -112,7 +112,9 @@ def between(positions: list[int], after: int, before: int) -> tuple[int, int]:
     return bisect_right(positions, after), bisect_left(positions, before)
 
 
-def windowed_subsets(cands: Sequence[int], ts: Sequence[int], window: int, lo: int, hi: int | None) -> Iterator[tuple[int, ...]]:
+def windowed_subsets(
+    cands: Sequence[int], ts: Sequence[int], window: int, lo: int, hi: int | None
+) -> Iterator[tuple[int, ...]]:
     """Increasing tuples of ``lo..hi`` positions from ``cands`` spanning less than ``window``."""
     for a, first in enumerate(cands):
         rest = cands[a + 1 :]

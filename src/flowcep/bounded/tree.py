@@ -69,7 +69,9 @@ def predicates(bp: BoundedPattern, split_conjuncts: bool = False) -> list[Predic
             groups = [(c,) for c in step.rest] if split_conjuncts else [step.rest]
             for g in groups:
                 text = " and ".join(c.text for c in g)
-                out.append(Predicate("step", s, 0, g, lowest([c.fn for c in g], s), s, f"{step.name}: {text}"))
+                out.append(
+                    Predicate("step", s, 0, g, lowest([c.fn for c in g], s), s, f"{step.name}: {text}")
+                )
         if s < len(bp.negations):
             for k, n in enumerate(bp.negations[s]):
                 if n.rest:
@@ -92,9 +94,16 @@ class Node:
     cost: float
 
     def shape(self, names: Sequence[str]) -> str:
+        """The subtree: ``((a ; b) ; c)``."""
         if self.left is None or self.right is None:
             return names[self.lo]
-        return f"({self.left.shape(names)} ; {self.right.shape(names)})"
+        return f"({self.operator(names)})"
+
+    def operator(self, names: Sequence[str]) -> str:
+        """This node alone: a leaf's step name, or ``left ; right``."""
+        if self.left is None or self.right is None:
+            return names[self.lo]
+        return f"{self.left.shape(names)} ; {self.right.shape(names)}"
 
 
 @attrs.frozen(slots=True)
@@ -156,7 +165,11 @@ def interval_cards(
 
 
 def plan_tree(
-    bp: BoundedPattern, sizes: Sequence[int], neg_sizes: Sequence[Sequence[int]], span: int, reorder: bool = False
+    bp: BoundedPattern,
+    sizes: Sequence[int],
+    neg_sizes: Sequence[Sequence[int]],
+    span: int,
+    reorder: bool = False,
 ) -> TreePlan:
     """The cheapest tree by the cost model (see the module docstring): an operator costs a
     binary search per left input plus, per pair it tests, one unit and ``PREDICATE_COST`` per
@@ -195,7 +208,9 @@ Entry = tuple[Candidate, tuple[int, ...]]  # a candidate over a node's steps, an
 class _Run:
     """One evaluation of a plan over one key's events."""
 
-    def __init__(self, plan: TreePlan, bp: BoundedPattern, events: Sequence[Any], ts: Sequence[int], lists: Lists) -> None:
+    def __init__(
+        self, plan: TreePlan, bp: BoundedPattern, events: Sequence[Any], ts: Sequence[int], lists: Lists
+    ) -> None:
         self.plan = plan
         self.bp = bp
         self.ts = ts
