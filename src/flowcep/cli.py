@@ -3,7 +3,9 @@
     flowcep run PATTERN INPUT [--key COL] [--timestamp COL] [--out-of-orderness D]
                               [--format csv|jsonl|parquet] [--engine local|spark] [--output FILE]
                               [--keep-going] [--quiet] [--progress]
+                              [--evaluator nfa|optiseq|tree|auto]
     flowcep explain PATTERN [--dot FILE] [--svg FILE] [--png FILE]
+                        [--evaluator nfa|optiseq|tree|auto [--input FILE] [--key COL] [--timestamp COL]]
     flowcep demo [--examples DIR]
 
 See docs/cli.md for the details, the output format and the exit statuses.
