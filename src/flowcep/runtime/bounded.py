@@ -17,7 +17,8 @@ A bounded evaluator asked for explicitly in those last three cases is an error.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sized
-from operator import attrgetter, itemgetter
+from itertools import islice
+from operator import attrgetter, itemgetter, le
 from typing import Any
 
 from flowcep.bounded import EVALUATORS, compile_bounded, plan, run_plan, support
@@ -75,37 +76,23 @@ def bounded_outputs(
         return None  # a bad record: the operator reports it
     if raws is None:
         return None  # no timestamp: every element is a bad record
-    keys: dict[Any, list[int]] = {}
-    late: list[Output] = []
-    stamps: list[int] = []
-    watermark = LONG_MIN
-    max_ts = LONG_MIN
-    ooo = out_of_orderness
     try:
-        for i, raw in enumerate(raws):
-            ts = raw if type(raw) is int and LONG_MIN <= raw <= LONG_MAX else to_timestamp(raw)
-            key = keys_of[i] if keys_of is not None else None
-            stamps.append(ts)
-            if ts <= watermark:
-                late.append(Output(LATE, key, elements[i], ts))
-            else:
-                positions = keys.get(key)
-                if positions is None:
-                    keys[key] = [i]
-                else:
-                    positions.append(i)
-            if ts > max_ts:
-                max_ts = ts
-                if ooo is not None and ts - ooo - 1 > watermark:
-                    watermark = ts - ooo - 1
+        split = _in_order(raws, keys_of)
+        ordered = split is not None
+        if split is None:
+            split = _late_and_keys(elements, raws, keys_of, out_of_orderness)
     except Exception:
-        return None
+        return None  # a bad timestamp or an unhashable key: the operator reports it
+    stamps, late, keys = split
     found: list[tuple[tuple[int, int, int], Output]] = []
     try:
         for key, positions in keys.items():
-            positions.sort(key=stamps.__getitem__)  # stable: arrival order within a timestamp
-            own = [elements[i] for i in positions]
-            times = [stamps[i] for i in positions]
+            if ordered and len(keys) == 1:
+                own, times = elements, stamps  # one key, in order: no copies
+            else:
+                positions.sort(key=stamps.__getitem__)  # stable: arrival order within a timestamp
+                own = [elements[i] for i in positions]
+                times = [stamps[i] for i in positions]
             chosen = plan(pattern, own, times, evaluator)
             for rank, (last, match) in enumerate(run_plan(chosen, pattern, own, times)):
                 at = positions[last]
@@ -129,3 +116,56 @@ def _fields(elements: list[Any], spec: Any, role: str) -> list[Any] | None:
         if not any(issubclass(k, Mapping) for k in kinds):
             return list(map(attrgetter(spec), elements))
     return list(map(get, elements))
+
+
+_Split = tuple[list[int], list[Output], dict[Any, list[int]]]
+
+
+def _in_order(raws: list[Any], keys_of: list[Any] | None) -> _Split | None:
+    """The common case, with its loops in C: int timestamps in non-decreasing order (none is
+    late, whatever the out-of-orderness); None otherwise."""
+    if not raws or set(map(type, raws)) != {int} or not all(map(le, raws, islice(raws, 1, None))):
+        return None
+    if not (LONG_MIN <= raws[0] and raws[-1] <= LONG_MAX):
+        return None
+    if keys_of is None:
+        return raws, [], {None: list(range(len(raws)))}
+    keys: dict[Any, list[int]] = {}
+    for i, key in enumerate(keys_of):
+        positions = keys.get(key)
+        if positions is None:
+            keys[key] = [i]
+        else:
+            positions.append(i)
+    return raws, [], keys
+
+
+def _late_and_keys(
+    elements: list[Any], raws: list[Any], keys_of: list[Any] | None, out_of_orderness: int | None
+) -> _Split:
+    """Timestamps checked as the operator checks them, late elements as it finds them (``ts <=
+    watermark``; the watermark is ``max_ts - out_of_orderness - 1`` after each element), and each
+    key's positions."""
+    keys: dict[Any, list[int]] = {}
+    late: list[Output] = []
+    stamps: list[int] = []
+    watermark = LONG_MIN
+    max_ts = LONG_MIN
+    ooo = out_of_orderness
+    for i, raw in enumerate(raws):
+        ts = raw if type(raw) is int and LONG_MIN <= raw <= LONG_MAX else to_timestamp(raw)
+        key = keys_of[i] if keys_of is not None else None
+        stamps.append(ts)
+        if ts <= watermark:
+            late.append(Output(LATE, key, elements[i], ts))
+        else:
+            positions = keys.get(key)
+            if positions is None:
+                keys[key] = [i]
+            else:
+                positions.append(i)
+        if ts > max_ts:
+            max_ts = ts
+            if ooo is not None and ts - ooo - 1 > watermark:
+                watermark = ts - ooo - 1
+    return stamps, late, keys
