@@ -12,7 +12,7 @@ conditions the Flink oracle knows (tests/oracle), so y = z = 0: ``b`` is ``lt_la
 ``d`` is ``gt_last c``; ``x`` is the 95th percentile of A's prices, which makes A the rare step
 ("rare first"). Rows:
 
-- exp 2: 3 to 6 steps, window 2 min;  exp 3: 4 steps, windows 1 to 5 min;
+- exp 2: 3 to 6 steps, window 2 min;  exp 3: 4 steps, windows 1, 2, 3, 4 and 5 min;
 - rare last: the constant condition on the last step instead; no rare step: none at all;
 - seed 002: ``A -> !B -> C -> D`` within 2 min (no predicates), and its predicate-placement
   workload ``A -> B -> C -> D`` with a predicate on each adjacent pair.
@@ -110,7 +110,7 @@ def workloads(events: list[Event]) -> list[tuple[str, list[list[Any]]]]:
     for steps in (3, 4, 5, 6):
         x = percentile(events, "S0", 0.95)
         out.append((f"exp 2: {steps} steps, 2 min, rare first", stock_query(steps, 2 * MINUTE, 0, x)))
-    for minutes in (1, 3, 5):
+    for minutes in (1, 2, 3, 4, 5):
         x = percentile(events, "S0", 0.95)
         out.append((f"exp 3: 4 steps, {minutes} min, rare first", stock_query(4, minutes * MINUTE, 0, x)))
     out.append(("rare last: 4 steps, 2 min", stock_query(4, 2 * MINUTE, 3, percentile(events, "S3", 0.95))))

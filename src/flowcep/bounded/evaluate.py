@@ -16,7 +16,7 @@ from flowcep.bounded.plan import BoundedPattern
 from flowcep.bounded.planner import Plan, plan
 from flowcep.bounded.predicates import Lists, to_match
 from flowcep.bounded.tree import run_tree
-from flowcep.nfa import NFACompiler
+from flowcep.nfa import NFA, NFACompiler
 from flowcep.pattern import ConditionError, Pattern
 from flowcep.sharedbuffer import SharedBuffer
 
@@ -60,11 +60,14 @@ def timestamps(events: Any, timestamp: Timestamp) -> list[int]:
     return out
 
 
-def run_nfa(pattern: Pattern, events: Sequence[Any], ts: Sequence[int]) -> list[tuple[int, Match]]:
+def run_nfa(
+    pattern: Pattern, events: Sequence[Any], ts: Sequence[int], nfa: NFA | None = None
+) -> list[tuple[int, Match]]:
     """The NFA's matches in emission order, each with the position of the event whose
     processing emitted it (each event is processed after advancing time to it; a match the
-    final advance emits gets the last position)."""
-    nfa = NFACompiler.compile(pattern)
+    final advance emits gets the last position). ``nfa``: the pattern's, if already compiled."""
+    if nfa is None:
+        nfa = NFACompiler.compile(pattern)
     state = nfa.create_initial_state()
     buffer = SharedBuffer()
     out: list[tuple[int, Match]] = []
@@ -76,12 +79,17 @@ def run_nfa(pattern: Pattern, events: Sequence[Any], ts: Sequence[int]) -> list[
 
 
 def run_plan(
-    chosen: Plan, pattern: Pattern, events: Sequence[Any], ts: Sequence[int], reorder: bool = False
+    chosen: Plan,
+    pattern: Pattern,
+    events: Sequence[Any],
+    ts: Sequence[int],
+    reorder: bool = False,
+    nfa: NFA | None = None,
 ) -> list[tuple[int, Match]]:
     """Run the evaluator ``chosen`` names: its matches, each with the position of its last event
     (for the NFA, of the event that emitted it), in the evaluator's order."""
     if chosen.evaluator == "nfa":
-        return run_nfa(pattern, events, ts)
+        return run_nfa(pattern, events, ts, nfa)
     bp = chosen.bounded
     lists = chosen.lists
     assert isinstance(bp, BoundedPattern) and isinstance(lists, Lists)

@@ -128,21 +128,17 @@ def plan(
     events: Sequence[Any],
     ts: Sequence[int],
     evaluator: str = "auto",
-    needs_nfa: str | None = None,
+    bounded: BoundedPattern | None = None,
 ) -> Plan:
-    """Choose an evaluator for ``pattern`` over one key's (or all keys') bounded ``events``.
-
-    ``needs_nfa`` names a reason only the NFA can serve (timeouts consumed, late data): ``auto``
-    then picks the NFA; an explicit bounded evaluator raises ``UnsupportedPattern``.
-    """
+    """Choose an evaluator for ``pattern`` over one key's bounded, time-ordered ``events``
+    (``bounded``: ``compile_bounded(pattern)`` if already made, as for many keys). An explicit
+    bounded evaluator raises ``UnsupportedPattern`` for a pattern outside the class."""
     if evaluator not in EVALUATORS:
         raise ValueError(f"evaluator must be one of {', '.join(map(repr, EVALUATORS))}, got {evaluator!r}")
     if evaluator == "nfa":
         return Plan("nfa", "requested", {})
     try:
-        bp = compile_bounded(pattern)
-        if needs_nfa is not None:
-            raise UnsupportedPattern(needs_nfa)
+        bp = compile_bounded(pattern) if bounded is None else bounded
     except UnsupportedPattern as exc:
         if evaluator == "auto":
             return Plan("nfa", f"the NFA serves {exc.feature}", {})

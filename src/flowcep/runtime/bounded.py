@@ -22,6 +22,7 @@ from operator import attrgetter, itemgetter, le
 from typing import Any
 
 from flowcep.bounded import EVALUATORS, compile_bounded, plan, run_plan, support
+from flowcep.nfa import NFACompiler
 from flowcep.pattern import ConditionError, Pattern
 from flowcep.runtime.functions import extractor
 from flowcep.runtime.operator import LONG_MAX, LONG_MIN, to_timestamp
@@ -85,6 +86,8 @@ def bounded_outputs(
         return None  # a bad timestamp or an unhashable key: the operator reports it
     stamps, late, keys = split
     found: list[tuple[tuple[int, int, int], Output]] = []
+    bounded = compile_bounded(pattern)  # once for all keys (the class was checked above)
+    nfa = None
     try:
         for key, positions in keys.items():
             if ordered and len(keys) == 1:
@@ -93,8 +96,10 @@ def bounded_outputs(
                 positions.sort(key=stamps.__getitem__)  # stable: arrival order within a timestamp
                 own = [elements[i] for i in positions]
                 times = [stamps[i] for i in positions]
-            chosen = plan(pattern, own, times, evaluator)
-            for rank, (last, match) in enumerate(run_plan(chosen, pattern, own, times)):
+            chosen = plan(pattern, own, times, evaluator, bounded)
+            if chosen.evaluator == "nfa" and nfa is None:
+                nfa = NFACompiler.compile(pattern)
+            for rank, (last, match) in enumerate(run_plan(chosen, pattern, own, times, nfa=nfa)):
                 at = positions[last]
                 found.append(((stamps[at], at, rank), make_output(MATCH, key, match, stamps[at])))
     except ConditionError:
