@@ -24,6 +24,7 @@ lowest first, re-sorting as it goes.
 
 from __future__ import annotations
 
+import functools
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
@@ -54,8 +55,10 @@ class Predicate:
     label: str
 
 
-def predicates(bp: BoundedPattern, split_conjuncts: bool = False) -> list[Predicate]:
-    """The iterative checks of ``bp`` in pattern order, each with the steps it needs."""
+@functools.lru_cache(maxsize=32)
+def predicates(bp: BoundedPattern, split_conjuncts: bool = False) -> tuple[Predicate, ...]:
+    """The iterative checks of ``bp`` in pattern order, each with the steps it needs (cached:
+    the runtime plans every key with the same pattern)."""
     names = bp.names
     index = {name: i for i, name in enumerate(names)}
 
@@ -78,7 +81,7 @@ def predicates(bp: BoundedPattern, split_conjuncts: bool = False) -> list[Predic
                     text = " and ".join(c.text for c in n.rest)
                     lo = lowest([c.fn for c in n.rest], s)
                     out.append(Predicate("not", s, k, n.rest, lo, s + 1, f"not {n.name}: {text}"))
-    return out
+    return tuple(out)
 
 
 @attrs.frozen(slots=True)
