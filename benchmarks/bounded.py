@@ -129,6 +129,11 @@ def measure(events: list[Event], calls: list[list[Any]], evaluator: str) -> tupl
     return time.process_time() - start, count
 
 
+def _ratio(x: float) -> str:
+    """``17.2x``, `` 1.0x``, ``.04x`` (five characters)."""
+    return f"{x:4.1f}x" if x >= 0.95 else f"{x:.2f}x"[1:]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ticks", type=int, default=20_000)
@@ -173,7 +178,7 @@ def main() -> int:
         cells = []
         for c in columns:
             r = rates.get(c)
-            cells.append(f"{r:>9,.0f} ({r / rates['nfa']:4.1f}x)" if r is not None else f"{'-':>17}")
+            cells.append(f"{r:>9,.0f} ({_ratio(r / rates['nfa'])})" if r is not None else f"{'-':>17}")
         print(f"{label:40} {counts.pop():>9,} " + " ".join(cells) + f"  {picked}")
         if args.explain:
             print("    " + chosen.explain().replace("\n", "\n    "))
