@@ -5,7 +5,7 @@
                               [--keep-going] [--quiet] [--progress]
                               [--evaluator nfa|optiseq|tree|auto]
     flowcep explain PATTERN [--dot FILE] [--svg FILE] [--png FILE]
-                        [--evaluator nfa|optiseq|tree|auto [--input FILE] [--key COL] [--timestamp COL]]
+                            [--evaluator nfa|optiseq|tree|auto [--input FILE] [--key COL] [--timestamp COL]]
     flowcep demo [--examples DIR]
 
 See docs/cli.md for the details, the output format and the exit statuses.
@@ -263,19 +263,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     from flowcep.cli_support.timeparse import parse_duration
 
     try:
-        out_of_orderness = parse_duration(args.out_of_orderness)
+        out_of_orderness = parse_duration(args.out_of_orderness, "--out-of-orderness")
     except ValueError as e:
-        raise CliError(f"--out-of-orderness: {e}", EXIT_USAGE) from None
+        raise CliError(str(e), EXIT_USAGE) from None
     fmt = detect_format(args.input, args.format)
     if args.input != "-" and not Path(args.input).exists():
         raise CliError(f"input file not found: {args.input}", EXIT_INPUT)
     pf = load_pattern_file(args.pattern)
-    compile_pattern(pf.pattern, args.pattern)  # reports an illegal pattern before any input is read
+    if pf.hierarchy is None:
+        compile_pattern(pf.pattern, args.pattern)  # reports an illegal pattern before any input is read
+    elif args.engine == "spark":
+        raise CliError("--engine spark does not run event hierarchies yet; use the local engine", EXIT_USAGE)
 
     if args.engine == "spark":
         if args.evaluator != "nfa":
             raise CliError("--evaluator works with --engine local only", EXIT_USAGE)
         return _run_spark(args, pf, fmt, out_of_orderness)
+    if args.evaluator != "nfa" and pf.hierarchy is not None:
+        raise CliError("--evaluator does not run event hierarchies; use the default, nfa", EXIT_USAGE)
     if args.evaluator != "nfa":
         from flowcep.runtime.bounded import nfa_only
 
@@ -306,6 +311,69 @@ def _make_operator(pattern: Any, key: str | None, out_of_orderness: int) -> Any:
     return CepOperator(pattern, key_by=key_by, out_of_orderness=out_of_orderness, on_error="side_output")
 
 
+class _HierarchyRun:
+    """A ``HierarchyOperator`` where ``flowcep run`` expects a ``CepOperator``: the row's parsed
+    timestamp is read again from its column (the hierarchy reads it for intervals too), and each
+    output becomes a record with its level and complex events as plain values."""
+
+    def __init__(self, plan: Any, key: str | None, ts_col: str, out_of_orderness: int) -> None:
+        from flowcep.cli_support.timeparse import parse_timestamp
+        from flowcep.hierarchy import HierarchyOperator
+
+        self.operator = HierarchyOperator(
+            plan,
+            key_by=key,
+            timestamp=lambda row: parse_timestamp(row[ts_col]),
+            out_of_orderness=out_of_orderness,
+            emit=[level.name for level in plan.levels],
+            on_error="side_output",
+        )
+
+    def process_element(self, record: Any, timestamp: int | None = None) -> list[Any]:
+        return [_LevelRecord(o) for o in self.operator.process_element(record)]
+
+    def flush(self) -> list[Any]:
+        return [_LevelRecord(o) for o in self.operator.flush()]
+
+
+class _LevelRecord:
+    """A hierarchy's output as ``_output_record`` reads it (kind, key, value, timestamp, level)."""
+
+    __slots__ = ("kind", "key", "value", "timestamp", "level")
+
+    def __init__(self, o: Any) -> None:
+        self.kind, self.key, self.timestamp, self.level = o.kind, o.key, o.timestamp, o.level
+        if o.kind == "match":
+            self.value = _plain_event(o.value)
+        elif o.kind == "timeout":
+            self.value = _plain_match(o.value)
+        else:
+            self.value = o.value
+
+
+def _plain_event(event: Any) -> Any:
+    """A complex event as a JSON-ready dict (its constituents too); a raw event as it is."""
+    from flowcep.hierarchy import ComplexEvent
+
+    if type(event) is not ComplexEvent:
+        return event
+    return {
+        "type": event.type,
+        "start": event.start,
+        "end": event.end,
+        "attributes": dict(event.attributes),
+        "match": _plain_match(event.match),
+    }
+
+
+def _plain_match(match: Any) -> dict[str, list[Any]]:
+    return {step: [_plain_event(e) for e in events] for step, events in match.items()}
+
+
+def _make_hierarchy_operator(plan: Any, key: str | None, ts_col: str, out_of_orderness: int) -> _HierarchyRun:
+    return _HierarchyRun(plan, key, ts_col, out_of_orderness)
+
+
 def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: int) -> int:
     from flowcep.cli_support.inputs import BadRow, ReadProgress, read_rows
     from flowcep.cli_support.output import ProgressLine, dumps, summary_line
@@ -314,7 +382,10 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
     key_col: str | None = args.key
     ts_col: str = args.timestamp or "timestamp"
     keep_going: bool = args.keep_going
-    op = _make_operator(pf.pattern, key_col, out_of_orderness)
+    if pf.hierarchy is not None:
+        op = _make_hierarchy_operator(pf.hierarchy, key_col, ts_col, out_of_orderness)
+    else:
+        op = _make_operator(pf.pattern, key_col, out_of_orderness)
     # a bounded evaluator reads everything first (None: the NFA matches as it reads)
     bounded: list[tuple[Any, int]] | None = [] if args.evaluator != "nfa" else None
     counts = dict.fromkeys(KINDS, 0)
@@ -496,6 +567,9 @@ def _output_record(
     kind = getattr(kind, "value", kind)
     kind = str(kind).lower()
     record: dict[str, Any] = {"kind": kind, "key": o.key, "timestamp": o.timestamp}
+    level = getattr(o, "level", None)
+    if level is not None:  # an event hierarchy's output: the level it comes from ("" for raw events)
+        record["level"] = level
     value = o.value
     if kind == "match":
         if select is not None:
@@ -572,6 +646,7 @@ def _run_spark(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
                 args.timestamp or "timestamp",
                 out_of_orderness,
                 _jsonable_select(pf.select),
+                _jsonable_select(pf.timeout),
             )
             for item in results:
                 kind = str(item.get("kind", "match")) if isinstance(item, dict) else "match"
@@ -615,20 +690,31 @@ def _select_as_json(select: Callable[[Any], Any], match: Any) -> Any:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from flowcep.cli_support.explain import explain_dot, explain_text, render_dot
+    from flowcep.cli_support.explain import (
+        explain_dot,
+        explain_hierarchy_dot,
+        explain_hierarchy_text,
+        explain_text,
+        render_dot,
+    )
     from flowcep.cli_support.loader import compile_pattern, load_pattern_file
 
     pf = load_pattern_file(args.pattern)
-    nfa = compile_pattern(pf.pattern, args.pattern)
     title = str(args.pattern)
     out = _Output(sys.stdout, "standard output")
+    if pf.hierarchy is not None:
+        text, dot = explain_hierarchy_text(pf.hierarchy, title), explain_hierarchy_dot(pf.hierarchy, title)
+    else:
+        nfa = compile_pattern(pf.pattern, args.pattern)
+        text, dot = explain_text(nfa, pf.pattern, title), explain_dot(nfa, title)
     if args.dot != "-":  # with --dot -, stdout is only the DOT: `flowcep explain p.py --dot - | dot -Tsvg`
-        out.write(explain_text(nfa, pf.pattern, title))
+        out.write(text)
     if args.evaluator:
+        if pf.hierarchy is not None:
+            raise CliError("--evaluator does not explain event hierarchies", EXIT_USAGE)
         out.write(_bounded_plan(pf.pattern, args) + "\n")
     if not (args.dot or args.svg or args.png):
         return EXIT_OK
-    dot = explain_dot(nfa, title)
     if args.dot == "-":
         out.write(dot)
     elif args.dot:
