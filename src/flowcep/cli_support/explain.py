@@ -54,7 +54,10 @@ def _lambda_source(fn: Any) -> str | None:
     if not candidates:
         return None
     if len(candidates) > 1:
-        # Several lambdas start on this line: pick the one whose body holds the code's positions.
+        # Several lambdas start on this line: pick the one whose body holds the code's positions
+        # (Python 3.11+; before, the lambda is not told apart and goes by its name)
+        if not hasattr(code, "co_positions"):
+            return None
         positions = [(ln, col) for ln, _, col, _ in code.co_positions() if ln is not None and col is not None]
         for node in candidates:
             body = node.body
