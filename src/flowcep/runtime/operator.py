@@ -15,9 +15,9 @@ clock has moved past it, as Flink's processing-time timer does (``flowcep.runtim
 Every call returns the outputs that became ready, in emission order (see ``docs/runtime.md``).
 
 The per-element path (``_elements``, ``_fire`` and what it calls) has checks written out where a
-call would do; each such copy has its reference (``flowcep.runtime.reference``), which the
-operator uses instead when ``fast_paths_enabled`` is False, and property tests hold the copies
-to it.
+call would do; ``flowcep.runtime.reference`` has the same firing with each check called where it
+is defined, which the operator runs instead when ``fast_paths_enabled`` is False, and property
+tests hold the written-out copies to it.
 """
 
 from __future__ import annotations
@@ -63,7 +63,6 @@ from flowcep.runtime.output import (
     make_output,
 )
 from flowcep.runtime.processing import ProcessingTime
-from flowcep.runtime.reference import ReferenceFiring
 from flowcep.runtime.schedule import Schedule
 from flowcep.runtime.snapshot import (
     EVENT_TIME,
@@ -89,7 +88,7 @@ __all__ = ["LONG_MAX", "LONG_MIN", "CepOperator", "OperatorOptions", "to_timesta
 _UNSET: Final = object()
 
 
-class CepOperator(ProcessingTime, ReferenceFiring):
+class CepOperator(ProcessingTime):
     """Flink's ``CepOperator`` over a pushed stream; see the module docstring and docs/runtime.md.
 
     ``key_by(event)`` gives the key (None: one global key); ``timestamp(event)`` the event time in
@@ -113,7 +112,7 @@ class CepOperator(ProcessingTime, ReferenceFiring):
         "processing_time",
         "on_error",
         "timeout_handling",
-        "fast_paths_enabled",
+        "_fast",
         "_key_by",
         "_timestamp",
         "_out_of_orderness",
@@ -179,9 +178,7 @@ class CepOperator(ProcessingTime, ReferenceFiring):
         self.processing_time = options.processing_time
         self.on_error = options.on_error
         self.timeout_handling = timeout_handling
-        # False: every check written out on the per-element path goes through its reference
-        # (flowcep.runtime.reference), which tests hold the written-out copies to
-        self.fast_paths_enabled = True
+        self._fast = True  # see fast_paths_enabled
         self._out_of_orderness: int | None = to_millis(options.out_of_orderness)
         self._sort_key: Callable[[Any], Any] | None = comparator_key(options.comparator)
         self._clock = ProcessingClock(options.clock)
@@ -223,6 +220,19 @@ class CepOperator(ProcessingTime, ReferenceFiring):
     @property
     def current_watermark(self) -> int:
         return self._watermark
+
+    @property
+    def fast_paths_enabled(self) -> bool:
+        """True (the default): checks are written out on the per-element path. False: each goes
+        through its reference instead (``flowcep.runtime.reference``), as tests compare."""
+        return self._fast
+
+    @fast_paths_enabled.setter
+    def fast_paths_enabled(self, enabled: bool) -> None:
+        from flowcep.runtime.reference import ReferenceOperator
+
+        self._fast = bool(enabled)
+        self.__class__ = CepOperator if enabled else ReferenceOperator
 
     def process_element(self, event: Any, timestamp: int | None = None) -> list[Output]:
         """Push one element; return what became ready (late element, matches, timeouts...)."""
@@ -575,8 +585,9 @@ class CepOperator(ProcessingTime, ReferenceFiring):
         key_by = self._key_by
         keys = self._keys
         ooo = self._out_of_orderness
-        push = self._sched.push
-        fast = self.fast_paths_enabled
+        fast = self._fast
+        # the range of a timestamp taken as it is; an empty one in the reference (to_timestamp)
+        low, high = (LONG_MIN, LONG_MAX) if fast else (1, 0)
         # an inert element may skip a key without state only without a comparator (below)
         starts_nothing = self._starts_nothing if self._sort_key is None else None
         for event in events:
@@ -604,7 +615,7 @@ class CepOperator(ProcessingTime, ReferenceFiring):
                         event, None, None, f"timestamp extractor raised {exc_text(exc)}", STAGE_TIMESTAMP, exc, out
                     )
                     continue
-            if type(raw) is int and LONG_MIN <= raw <= LONG_MAX and fast:
+            if type(raw) is int and low <= raw <= high:
                 ts: int = raw
             else:
                 try:
@@ -650,7 +661,7 @@ class CepOperator(ProcessingTime, ReferenceFiring):
                         ks.head_ts = ts
                         due = ks.due
                         if due is NOT_DUE or ts < due:
-                            push(ks, ts)
+                            self._sched.push(ks, ts)
                     else:
                         # after the head: the usual cases, a time after the last or equal to it,
                         # written out (_buffer does the others)
@@ -660,7 +671,7 @@ class CepOperator(ProcessingTime, ReferenceFiring):
                             times.append(ts)
                             ks.pending.append(event)  # type: ignore[union-attr]  # (a list with times)
                             if ks.due is NOT_DUE:  # (a key with buffered elements is scheduled)
-                                push(ks, ks.head_ts)
+                                self._sched.push(ks, ks.head_ts)
                         elif ts == last and times:
                             add(ks.pending, len(times) - 1, event)  # type: ignore[arg-type]
                         else:
@@ -671,9 +682,6 @@ class CepOperator(ProcessingTime, ReferenceFiring):
 
     def _fire(self, watermark: int, out: list[Output]) -> None:
         """Run every key that has buffered elements or timeouts due at ``watermark``."""
-        if not self.fast_paths_enabled:
-            self._fire_reference(watermark, out)
-            return
         sched = self._sched
         dues = sched.dues
         if not dues or dues[0] > watermark:  # (Schedule.is_due's test, but for a time no key is due at)
@@ -695,7 +703,7 @@ class CepOperator(ProcessingTime, ReferenceFiring):
                 self._resume = True
                 raise
         else:
-            self._fire_keys(self._sched.pop_due(watermark, self._next_seq), watermark, out)
+            self._fire_keys(sched.pop_due(watermark, self._next_seq), watermark, out)
         pathless = self._pathless
         if pathless is not None and len(pathless.events_count) > STALE_COUNTERS:
             # no element at or before the watermark is processed after this firing: the
@@ -706,11 +714,10 @@ class CepOperator(ProcessingTime, ReferenceFiring):
     def _fire_keys(self, due: list[KeyState], watermark: int, out: list[Output]) -> None:
         """Fire the keys ``due`` (off the schedule) in order; if one raises, schedule the rest
         again and resume the firing on the next call."""
-        fire_key = self._fire_key if self.fast_paths_enabled else self._fire_key_reference
         done = 0
         try:
             for ks in due:
-                fire_key(ks, watermark, out)
+                self._fire_key(ks, watermark, out)
                 done += 1
         except BaseException:
             for ks in due[done + 1 :]:
@@ -720,7 +727,7 @@ class CepOperator(ProcessingTime, ReferenceFiring):
 
     def _fire_key(self, ks: KeyState, watermark: int, out: list[Output]) -> None:
         """Run the key's buffered timestamps up to ``watermark``, then advance it to the
-        watermark (reference: ``_fire_key_reference``)."""
+        watermark."""
         state = ks.state
         timers = ks.timers
         if timers and timers[0] <= watermark:
@@ -827,7 +834,7 @@ class CepOperator(ProcessingTime, ReferenceFiring):
     def _fire_time(self, ks: KeyState, t: int, pending: list[Any], at: int, out: list[Output]) -> None:
         """Process the key's elements ``pending[at]`` of timestamp ``t`` (its ``at``-th listed),
         after timing out what that time ends (the caller drops them from the key's pending
-        elements; one that raises is consumed, see ``_feed``). Reference: ``_fire_time_reference``."""
+        elements; one that raises is consumed, see ``_feed``)."""
         state = ks.state
         # _advance's own test, first without the call: most timestamps time nothing out (the
         # key's next deadline, computed here once its runs changed)

@@ -52,7 +52,7 @@ class ProcessingTime:
         """Release comparator-buffered elements whose timer (``ms + 1``) is due at ``now`` (None:
         all of them)."""
         sched = self._sched
-        if self.fast_paths_enabled:
+        if self._fast:
             dues = sched.dues
             if not dues or (now is not None and dues[0] > now):
                 return
@@ -74,14 +74,13 @@ class ProcessingTime:
 
     def _drain_processing_time(self: CepOperator, ks: KeyState, now: int | None, out: list[Output]) -> None:
         """Process the key's elements of the milliseconds before ``now`` (None: all)."""
-        fire_time = self._fire_time if self.fast_paths_enabled else self._fire_time_reference
         # in the lists alone while it runs (a rare path: processing time with a comparator)
         times, pending = spill(ks)
         n = len(times) if now is None else bisect_left(times, now)  # (the element at now waits)
         done = 0
         try:
             while done < n:
-                fire_time(ks, times[done], pending, done, out)
+                self._fire_time(ks, times[done], pending, done, out)
                 done += 1
         except BaseException:
             if done < n and consumed(pending[done]):

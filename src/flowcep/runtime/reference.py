@@ -2,28 +2,28 @@
 
 ``CepOperator`` writes checks out where a call would do (whether anything is due, whether a key
 must be advanced, how a key is scheduled again, the one-key firing, its head's first timestamp).
-With ``fast_paths_enabled`` False it fires through the methods here instead, which call each
+With ``fast_paths_enabled`` False it is a ``ReferenceOperator``, whose firing here calls each
 check where it is defined; property tests run random patterns and streams both ways and compare.
+(A subclass, not a flag the per-element path would read at every turn.)
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flowcep.runtime.keystate import KeyState, Several, consumed, spill, unspill
+from flowcep.runtime.operator import CepOperator
 from flowcep.runtime.output import Output
 
-if TYPE_CHECKING:
-    from flowcep.runtime.operator import CepOperator
 
-
-class ReferenceFiring:
-    """The reference firing of ``CepOperator`` (mixed in)."""
+class ReferenceOperator(CepOperator):
+    """``CepOperator`` firing through the references of its written-out checks (what an operator
+    becomes with ``fast_paths_enabled = False``)."""
 
     __slots__ = ()
 
-    def _fire_reference(self: CepOperator, watermark: int, out: list[Output]) -> None:
+    def _fire(self, watermark: int, out: list[Output]) -> None:
         """``_fire``: every key due at ``watermark``, in Flink's timer order."""
         sched = self._sched
         if not sched.is_due(watermark):
@@ -32,7 +32,7 @@ class ReferenceFiring:
         if self._pathless is not None:
             self._pathless.advance_time(watermark)
 
-    def _fire_key_reference(self: CepOperator, ks: KeyState, watermark: int, out: list[Output]) -> None:
+    def _fire_key(self, ks: KeyState, watermark: int, out: list[Output]) -> None:
         """``_fire_key``: each buffered timestamp up to ``watermark`` in order, then the watermark."""
         state = ks.state
         timers = ks.timers
@@ -45,7 +45,7 @@ class ReferenceFiring:
         done = 0
         try:
             while done < n:
-                self._fire_time_reference(ks, times[done], pending, done, out)
+                self._fire_time(ks, times[done], pending, done, out)
                 done += 1
             self._advance(ks, watermark, out)
         except BaseException:
@@ -62,7 +62,7 @@ class ReferenceFiring:
             del timers[: bisect_right(timers, watermark)]
             self._settle(ks)
 
-    def _fire_time_reference(self: CepOperator, ks: KeyState, t: int, pending: list[Any], at: int, out: list[Output]) -> None:
+    def _fire_time(self, ks: KeyState, t: int, pending: list[Any], at: int, out: list[Output]) -> None:
         """``_fire_time``: advance the key to ``t``, then process its elements there."""
         self._advance(ks, t, out)
         elements = pending[at]
