@@ -7,14 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
+from core.helpers import Event
+from core.test_properties import compile_or_reject, pattern_specs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flowcep.runtime import CepOperator, Output
 from flowcep.runtime.snapshot import dumps
-
-from core.helpers import Event
-from core.test_properties import compile_or_reject, pattern_specs
 
 MODES = ("event", "event+comparator", "processing", "processing+comparator")
 

@@ -30,6 +30,7 @@ from typing import Any, Final
 
 from flowcep.nfa import NFA, NFACompiler
 from flowcep.pattern import ConditionError, Pattern, to_millis
+from flowcep.runtime import processing
 from flowcep.runtime.functions import extractor
 from flowcep.runtime.keystate import (
     EMPTY,
@@ -62,7 +63,6 @@ from flowcep.runtime.output import (
     exc_text,
     make_output,
 )
-from flowcep.runtime.processing import ProcessingTime
 from flowcep.runtime.schedule import Schedule
 from flowcep.runtime.snapshot import (
     EVENT_TIME,
@@ -88,7 +88,7 @@ __all__ = ["LONG_MAX", "LONG_MIN", "CepOperator", "OperatorOptions", "to_timesta
 _UNSET: Final = object()
 
 
-class CepOperator(ProcessingTime):
+class CepOperator:
     """Flink's ``CepOperator`` over a pushed stream; see the module docstring and docs/runtime.md.
 
     ``key_by(event)`` gives the key (None: one global key); ``timestamp(event)`` the event time in
@@ -266,7 +266,7 @@ class CepOperator(ProcessingTime):
             self._resume_firing(out)
         if self.processing_time:
             if self._sort_key is not None:
-                self._fire_processing_time(self._clock.now(), out)
+                processing.fire(self, self._clock.now(), out)
             if self._errors:
                 self._raise_errors(out)
             return out
@@ -297,7 +297,7 @@ class CepOperator(ProcessingTime):
             out = []
             if self._resume:
                 self._resume_firing(out)
-            self._fire_processing_time(None, out)
+            processing.fire(self, None, out)
             if self._errors:
                 self._raise_errors(out)
         self._warn_held_back()
@@ -516,7 +516,7 @@ class CepOperator(ProcessingTime):
     def _resume_firing(self, out: list[Output]) -> None:
         self._resume = False
         if self.processing_time:
-            self._fire_processing_time(self._clock.last, out)
+            processing.fire(self, self._clock.last, out)
         else:
             self._fire(self._watermark, out)
 
@@ -579,7 +579,7 @@ class CepOperator(ProcessingTime):
         if self.processing_time:
             for event in events:
                 self.events_in += 1
-                self._element_in_processing_time(event, out)
+                processing.take_element(self, event, out)
             return
         extractor = self._timestamp
         key_by = self._key_by
