@@ -1,6 +1,7 @@
 """The operator's written-out checks against their references: random patterns and streams give
-the same outputs and the same state with ``fast_paths_enabled`` on and off, and every call leaves
-the key queues and the schedule in their invariants (``CepOperator._check``)."""
+the same outputs and the same state through ``CepOperator`` and ``ReferenceOperator`` (whose
+``fast_paths_enabled`` is False), and every call leaves the key queues and the schedule in their
+invariants (``CepOperator._check``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flowcep.runtime import CepOperator, Output
+from flowcep.runtime.reference import ReferenceOperator
 from flowcep.runtime.snapshot import dumps
 
 MODES = ("event", "event+comparator", "processing", "processing+comparator")
@@ -37,7 +39,7 @@ def _by_price(a: Event, b: Event) -> int:
 
 def _operators(pattern: Any, mode: str, out_of_orderness: int | None, now: list[int]) -> list[CepOperator]:
     ops = [
-        CepOperator(
+        make(
             pattern,
             key_by=lambda e: e.volume,
             timestamp=lambda e: e.ts,
@@ -46,9 +48,9 @@ def _operators(pattern: Any, mode: str, out_of_orderness: int | None, now: list[
             processing_time=mode.startswith("processing"),
             clock=lambda: now[0],
         )
-        for _ in range(2)
+        for make in (CepOperator, ReferenceOperator)
     ]
-    ops[1].fast_paths_enabled = False
+    assert ops[0].fast_paths_enabled and not ops[1].fast_paths_enabled
     return ops
 
 

@@ -10,14 +10,13 @@ matches. Keys with nothing due are not visited: each key's next due time is sche
 
 Processing time: each element is processed at ``clock()`` (``advance_time(now)`` then
 ``process``); with a comparator, elements are buffered per millisecond and released once the
-clock has moved past it, as Flink's processing-time timer does (``flowcep.runtime.processing``).
+clock has moved past it, as Flink's processing-time timer does.
 
 Every call returns the outputs that became ready, in emission order (see ``docs/runtime.md``).
 
 The per-element path (``_elements``, ``_fire`` and what it calls) has checks written out where a
-call would do; ``flowcep.runtime.reference`` has the same firing with each check called where it
-is defined, which the operator runs instead when ``fast_paths_enabled`` is False, and property
-tests hold the written-out copies to it.
+call would do; ``flowcep.runtime.reference.ReferenceOperator`` is the same operator with each
+check called where it is defined, and property tests hold the written-out copies to it.
 """
 
 from __future__ import annotations
@@ -26,11 +25,10 @@ import heapq
 import warnings
 from bisect import bisect_left
 from collections.abc import Callable, Hashable, Iterable
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from flowcep.nfa import NFA, NFACompiler
 from flowcep.pattern import ConditionError, Pattern, to_millis
-from flowcep.runtime import processing
 from flowcep.runtime.functions import extractor
 from flowcep.runtime.keystate import (
     EMPTY,
@@ -46,6 +44,8 @@ from flowcep.runtime.keystate import (
     count_through,
     insert,
     restore_queue,
+    spill,
+    unspill,
 )
 from flowcep.runtime.options import OperatorOptions, comparator_key
 from flowcep.runtime.output import (
@@ -101,6 +101,8 @@ class CepOperator:
     ``"side_output"`` (``Output(kind="bad_record")``). These are ``OperatorOptions``
     (``CepOperator.from_options``).
     """
+
+    FAST_PATHS: ClassVar[bool] = True  # False in ReferenceOperator
 
     # slots: every attribute read is specialised, however many there are (an instance dict's
     # shared keys stop at 30 in CPython 3.11, and past them attribute reads slow down)
@@ -178,7 +180,7 @@ class CepOperator:
         self.processing_time = options.processing_time
         self.on_error = options.on_error
         self.timeout_handling = timeout_handling
-        self._fast = True  # see fast_paths_enabled
+        self._fast = self.FAST_PATHS
         self._out_of_orderness: int | None = to_millis(options.out_of_orderness)
         self._sort_key: Callable[[Any], Any] | None = comparator_key(options.comparator)
         self._clock = ProcessingClock(options.clock)
@@ -223,16 +225,9 @@ class CepOperator:
 
     @property
     def fast_paths_enabled(self) -> bool:
-        """True (the default): checks are written out on the per-element path. False: each goes
-        through its reference instead (``flowcep.runtime.reference``), as tests compare."""
+        """True: checks are written out on the per-element path. False: a ``ReferenceOperator``
+        (``flowcep.runtime.reference``), which calls each where it is defined."""
         return self._fast
-
-    @fast_paths_enabled.setter
-    def fast_paths_enabled(self, enabled: bool) -> None:
-        from flowcep.runtime.reference import ReferenceOperator
-
-        self._fast = bool(enabled)
-        self.__class__ = CepOperator if enabled else ReferenceOperator
 
     def process_element(self, event: Any, timestamp: int | None = None) -> list[Output]:
         """Push one element; return what became ready (late element, matches, timeouts...)."""
@@ -266,7 +261,7 @@ class CepOperator:
             self._resume_firing(out)
         if self.processing_time:
             if self._sort_key is not None:
-                processing.fire(self, self._clock.now(), out)
+                self._fire_processing_time(self._clock.now(), out)
             if self._errors:
                 self._raise_errors(out)
             return out
@@ -297,7 +292,7 @@ class CepOperator:
             out = []
             if self._resume:
                 self._resume_firing(out)
-            processing.fire(self, None, out)
+            self._fire_processing_time(None, out)
             if self._errors:
                 self._raise_errors(out)
         self._warn_held_back()
@@ -516,7 +511,7 @@ class CepOperator:
     def _resume_firing(self, out: list[Output]) -> None:
         self._resume = False
         if self.processing_time:
-            processing.fire(self, self._clock.last, out)
+            self._fire_processing_time(self._clock.last, out)
         else:
             self._fire(self._watermark, out)
 
@@ -579,7 +574,7 @@ class CepOperator:
         if self.processing_time:
             for event in events:
                 self.events_in += 1
-                processing.take_element(self, event, out)
+                self._element_in_processing_time(event, out)
             return
         extractor = self._timestamp
         key_by = self._key_by
@@ -935,3 +930,81 @@ class CepOperator:
             key = ks.key
             for match in matches:
                 out.append(make_output(MATCH, key, match, timestamp))
+
+    # ------------------------------------------------------------------ processing time
+
+    def _element_in_processing_time(self, event: Any, out: list[Output]) -> None:
+        """Match ``event`` now (with a comparator: buffer it until its millisecond has passed)."""
+        now = self._clock.now()
+        key_by = self._key_by
+        if key_by is None:
+            key = None
+        else:
+            try:
+                key = key_by(event)
+                hash(key)
+            except Exception as exc:
+                self._bad(event, None, now, f"key extractor failed: {exc_text(exc)}", STAGE_KEY, exc, out)
+                return
+        ks = self._keys.get(key)
+        if ks is None:
+            ks = self._new_key(key)
+        if self._sort_key is not None:
+            # buffered before the release of earlier milliseconds (it is due at now + 1 only),
+            # so that an exception there does not lose it, as in event time
+            self._buffer(ks, event, now)
+            self._fire_processing_time(now, out)
+            return
+        try:
+            self._advance(ks, now, out)
+            ks.buffer.advance_time(now)
+            self._feed_event(ks, event, now, out)
+        finally:
+            if ks.state.is_empty() and self._keys.get(key) is ks:
+                del self._keys[key]
+
+    def _fire_processing_time(self, now: int | None, out: list[Output]) -> None:
+        """Release comparator-buffered elements whose timer (``ms + 1``) is due at ``now`` (None:
+        all of them)."""
+        sched = self._sched
+        if self._fast:
+            dues = sched.dues
+            if not dues or (now is not None and dues[0] > now):
+                return
+        else:
+            first = sched.first_due()  # (the reference: no time that no key is due at any more)
+            if first is None or (now is not None and first > now):
+                return
+        due = sched.pop_due(now, self._next_seq)
+        done = 0
+        try:
+            for ks in due:
+                self._drain_processing_time(ks, now, out)
+                done += 1
+        except BaseException:
+            for ks in due[done + 1 :]:
+                self._schedule(ks)
+            self._resume = True
+            raise
+
+    def _drain_processing_time(self, ks: KeyState, now: int | None, out: list[Output]) -> None:
+        """Process the key's elements of the milliseconds before ``now`` (None: all)."""
+        # in the lists alone while it runs (a rare path: processing time with a comparator)
+        times, pending = spill(ks)
+        n = len(times) if now is None else bisect_left(times, now)  # (the element at now waits)
+        done = 0
+        try:
+            while done < n:
+                self._fire_time(ks, times[done], pending, done, out)
+                done += 1
+        except BaseException:
+            if done < n and consumed(pending[done]):
+                done += 1
+            raise
+        finally:
+            if done:
+                ks.buffer.advance_time(times[done - 1])
+                del times[:done]
+                del pending[:done]
+            unspill(ks)
+            self._settle(ks)

@@ -2,9 +2,9 @@
 
 ``CepOperator`` writes checks out where a call would do (whether anything is due, whether a key
 must be advanced, how a key is scheduled again, the one-key firing, its head's first timestamp).
-With ``fast_paths_enabled`` False it is a ``ReferenceOperator``, whose firing here calls each
-check where it is defined; property tests run random patterns and streams both ways and compare.
-(A subclass, not a flag the per-element path would read at every turn.)
+``ReferenceOperator`` is the operator with a firing that calls each check where it is defined
+(and ``fast_paths_enabled`` False); property tests run random patterns and streams through both
+and compare. (A subclass, not a flag that the per-element path would read at every turn.)
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from flowcep.runtime.output import Output
 
 
 class ReferenceOperator(CepOperator):
-    """``CepOperator`` firing through the references of its written-out checks (what an operator
-    becomes with ``fast_paths_enabled = False``)."""
+    """``CepOperator`` firing through the references of its written-out checks."""
 
     __slots__ = ()
+    FAST_PATHS = False
 
     def _fire(self, watermark: int, out: list[Output]) -> None:
         """``_fire``: every key due at ``watermark``, in Flink's timer order."""
