@@ -241,9 +241,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from flowcep.cli_support.timeparse import parse_duration
 
     try:
-        out_of_orderness = parse_duration(args.out_of_orderness)
+        out_of_orderness = parse_duration(args.out_of_orderness, "--out-of-orderness")
     except ValueError as e:
-        raise CliError(f"--out-of-orderness: {e}", EXIT_USAGE) from None
+        raise CliError(str(e), EXIT_USAGE) from None
     fmt = detect_format(args.input, args.format)
     if args.input != "-" and not Path(args.input).exists():
         raise CliError(f"input file not found: {args.input}", EXIT_INPUT)
