@@ -25,7 +25,7 @@ import heapq
 import warnings
 from bisect import bisect_left
 from collections.abc import Callable, Hashable, Iterable
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar
 
 from flowcep.nfa import NFA, NFACompiler
 from flowcep.pattern import ConditionError, Pattern, to_millis
@@ -72,20 +72,11 @@ from flowcep.runtime.snapshot import (
     SnapshotError,
     pattern_fingerprint,
 )
-from flowcep.runtime.timestamps import (
-    LONG_MAX,
-    LONG_MIN,
-    ProcessingClock,
-    TimestampError,
-    to_timestamp,
-    wall_clock_millis,
-)
+from flowcep.runtime.timestamps import LONG_MAX, LONG_MIN, ProcessingClock, TimestampError, to_timestamp
 from flowcep.sharedbuffer import PathlessBuffer, SharedBuffer
 from flowcep.sharedbuffer.sharedbuffer import STALE_COUNTERS
 
-__all__ = ["LONG_MAX", "LONG_MIN", "CepOperator", "OperatorOptions", "to_timestamp", "wall_clock_millis"]
-
-_UNSET: Final = object()
+__all__ = ["LONG_MAX", "LONG_MIN", "CepOperator"]
 
 
 class CepOperator:
