@@ -19,6 +19,7 @@ from flowcep.runtime.snapshot import dumps
 
 MODES = ("event", "event+comparator", "processing", "processing+comparator")
 
+
 def _elements(then: list[str], min_size: int) -> st.SearchStrategy[list[tuple[str, int, int, int, int, str, int]]]:
     """Elements as ``(name, time step, how far behind the stream's time, key, price, what follows
     it, how far behind the stream's time that watermark is)``: watermarks up to beyond a window
@@ -97,6 +98,15 @@ def _same(fast: list[Output], reference: list[Output], ops: list[CepOperator]) -
 @example(
     dict(steps=[_step("a"), _step("b", "followed_by")], window=3, skip="no_skip"),
     [("a", 1, 0, 0, 0, "nothing", 0), ("x", 9, 0, 0, 0, "watermark", 8), ("x", 0, 0, 0, 0, "watermark", 5)],
+    "event",
+    None,
+)
+# an element at the last of a key's several buffered timestamps (1, 3, 5): buffered beside the
+# element of 5, not of 3
+@example(
+    dict(steps=[_step("a"), _step("b", "followed_by")], window=None, skip="no_skip"),
+    [("a", 1, 0, 0, 0, "nothing", 0), ("x", 2, 0, 0, 0, "nothing", 0), ("x", 2, 0, 0, 0, "nothing", 0),
+     ("x", 0, 0, 0, 0, "nothing", 0)],
     "event",
     None,
 )
