@@ -353,18 +353,19 @@ def test_keys_with_equal_first_timestamps_run_in_order_of_first_appearance() -> 
 
 
 def test_the_keys_due_at_one_time_are_sorted_by_first_appearance_as_ints_or_by_key() -> None:
-    from flowcep.runtime.operator import _NOT_DUE, _due_by_seq, _KeyState  # (PyPy's way, also here)
+    from flowcep.runtime.keystate import NOT_DUE, KeyState
+    from flowcep.runtime.schedule import due_by_seq  # (PyPy's way, also here)
 
     rnd = random.Random(3)
     for seq_limit in (10_000, 1 << 62):  # 1 << 62: seq and place need more than 62 bits
-        keys = [_KeyState(f"k{i}", seq, None, None) for i, seq in enumerate(rnd.sample(range(10_000), 1_000))]
+        keys = [KeyState(f"k{i}", seq, None, None) for i, seq in enumerate(rnd.sample(range(10_000), 1_000))]
         for ks in keys:
             ks.due = 5
         keys[7].due = 9  # listed at 5 but re-scheduled at 9: not due at 5
         listed = [*keys, keys[3]]  # keys[3] listed twice: leaves once
         expected = sorted((ks for ks in keys if ks is not keys[7]), key=lambda ks: ks.seq)
-        assert _due_by_seq(listed, 5, seq_limit) == expected
-        assert all(ks.due == _NOT_DUE for ks in expected) and keys[7].due == 9
+        assert due_by_seq(listed, 5, seq_limit) == expected
+        assert all(ks.due == NOT_DUE for ks in expected) and keys[7].due == 9
 
 
 def test_keys_run_in_the_order_of_their_earliest_due_timer() -> None:

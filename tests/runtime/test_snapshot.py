@@ -8,13 +8,14 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flowcep.pattern import AfterMatchSkipStrategy, Pattern, WithinType
-from flowcep.runtime import CepOperator, Output, SnapshotError
+from flowcep.runtime import LONG_MAX, CepOperator, Output, SnapshotError
 from flowcep.runtime.snapshot import FORMAT_VERSION, MAGIC, pack, unpack
 
 from .support import Ev, a_not_followed_by_b, ab_within, abc_within, brief, events, is_, operator, run
@@ -285,3 +286,52 @@ def test_a_snapshot_taken_before_timers_outlived_their_key_restores() -> None:
     restored.restore(old)
     assert restored.snapshot() == data
     assert brief(restored.process_watermark(11)) == [("timeout", "k", "a1 b2", 11)]
+
+
+# ---------------------------------------------------------------- bytes written by earlier flowcep
+
+# Snapshots (format version 3) taken by flowcep before the operator was split into modules,
+# with the outputs the operator that took them gave at flush: restored now, they give the same.
+_WRITTEN_BEFORE = dict(
+    line.split() for line in (Path(__file__).parent / "data" / "snapshots_v3.txt").read_text().splitlines()
+)
+
+
+def _skip_to_first_a_plus_b() -> Pattern:
+    return (
+        Pattern.begin("a", AfterMatchSkipStrategy.skip_to_first("b"))
+        .where(is_("a"))
+        .one_or_more()
+        .followed_by("b")
+        .where(is_("b"))
+        .within(10)
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "expected"),
+    [
+        # keys p and q with buffered elements and partial matches; one buffer without paths
+        (
+            "abc",
+            lambda: operator(abc_within(10), out_of_orderness=2),
+            [("match", "q", "a2 b8 c9", 9), ("timeout", "p", "a1 b3", 11), ("timeout", "p", "a9", 19)],
+        ),
+        # key q emptied at watermark 3, its window timer kept (an idle key); p's match pending
+        ("anb", lambda: operator(a_not_followed_by_b(5), out_of_orderness=None), [("match", "p", "a1", LONG_MAX)]),
+        # a skip strategy that reads paths: a shared buffer per key
+        ("skip", lambda: operator(_skip_to_first_a_plus_b(), out_of_orderness=1), [("timeout", "k", "a7", 17)]),
+        # processing time: b0 and a0 wait in their millisecond, then run in the comparator's order
+        (
+            "pt",
+            lambda: operator(
+                ab_within(10), processing_time=True, clock=lambda: 20, comparator=lambda x, y: x.value - y.value
+            ),
+            [("match", "p", "a0 b0", 10)],
+        ),
+    ],
+)
+def test_a_snapshot_written_before_restores_and_continues(name: str, make: Any, expected: list[Any]) -> None:
+    op = make()
+    op.restore(bytes.fromhex(_WRITTEN_BEFORE[name]))
+    assert brief(op.flush()) == expected

@@ -56,13 +56,14 @@ from flowcep.runtime import (
     LONG_MIN,
     BadRecordError,
     CepOperator,
-    Collector,
     Output,
     PatternProcessFunction,
     TimedOutPartialMatchHandler,
 )
 from flowcep.runtime import OutputTag as FlowcepOutputTag
-from flowcep.runtime.functions import find_method, resolve_callable, split_select_args
+from flowcep.runtime.functions import resolve_callable, split_select_args
+from flowcep.runtime.handlers import handles_timeouts, process_methods, wire
+from flowcep.runtime.options import check_on_error
 from flowcep.runtime.output import BAD_RECORD, LATE, MATCH, TIMEOUT
 
 __all__ = [
@@ -147,8 +148,7 @@ class CEP:
             raise TypeError(f"CEP.pattern needs a PyFlink DataStream or KeyedStream, got {input!r}")
         if not isinstance(pattern, Pattern):
             raise TypeError(f"CEP.pattern needs a Pattern, got {pattern!r}")
-        if on_error not in ("raise", "side_output"):
-            raise ValueError(f"on_error must be 'raise' or 'side_output', got {on_error!r}")
+        check_on_error(on_error)
         return PatternStream(
             input, pattern, comparator, bool(processing_time), on_error, LATE_DATA, bool(batch_timers)
         )
@@ -235,8 +235,7 @@ class PatternStream:
         If ``fn`` is also a ``TimedOutPartialMatchHandler`` (or defines
         ``process_timed_out_match``), timed-out partial matches go to it.
         """
-        if find_method(fn, "process_match", "processMatch", PatternProcessFunction) is None and not callable(fn):
-            raise TypeError(f"process needs a PatternProcessFunction or a callable, got {fn!r}")
+        process_methods(fn)  # (a TypeError now for what is neither)
         return self._build(_Spec("process", fn, None, None), output_type)
 
     def _build(self, spec: _Spec, output_type: Any, timeout_tag: OutputTag | None = None) -> ResultStream:
@@ -318,14 +317,7 @@ class _Spec:
 
     @property
     def timeout_handling(self) -> bool:
-        if self.kind == "process":
-            return (
-                find_method(
-                    self.fn, "process_timed_out_match", "processTimedOutMatch", TimedOutPartialMatchHandler
-                )
-                is not None
-            )
-        return self.timeout_fn is not None
+        return handles_timeouts(self.kind, self.fn, self.timeout_fn)
 
 
 class _KeyState:
@@ -437,7 +429,7 @@ class _CepFunction(KeyedProcessFunction):
         self._state = runtime_context.get_state(ValueStateDescriptor(STATE_NAME, Types.PICKLED_BYTE_ARRAY()))
         self._context = _Context()
         self._late = runtime_context.get_metrics_group().counter("numLateRecords")
-        self._on_match, self._on_timeout = self._handlers()
+        self._on_match, self._on_timeout = wire(self.spec.kind, self.spec.fn, self.spec.timeout_fn, self._context)
         _call_open(self.spec.fn, runtime_context)
         if self.spec.timeout_fn is not None and self.spec.timeout_fn is not self.spec.fn:
             _call_open(self.spec.timeout_fn, runtime_context)
@@ -591,86 +583,27 @@ class _CepFunction(KeyedProcessFunction):
         context._out = out
         on_match = self._on_match
         on_timeout = self._on_timeout
+        main = out.append
+        tag = self.spec.timeout_tag
+
+        def side(value: Any) -> None:
+            out.append((tag, value))
+
         for o in outputs:
             kind = o.kind
             if kind == MATCH:
                 context._timestamp = o.timestamp
-                on_match(o, out)
+                on_match(o, main, side)
             elif kind == TIMEOUT:
-                context._timestamp = o.timestamp
-                on_timeout(o, out)
+                if on_timeout is not None:
+                    context._timestamp = o.timestamp
+                    on_timeout(o, main, side)
             elif kind == LATE:
                 self._late.inc()
                 out.append((self.late_data_tag, o.value))
             elif kind == BAD_RECORD:
                 out.append((BAD_RECORDS, o.value))
         return out
-
-    def _handlers(self) -> tuple[_Handler, _Handler]:
-        spec = self.spec
-        if spec.kind == "select":
-            return _select_handlers(spec)
-        if spec.kind == "flat_select":
-            return _flat_select_handlers(spec)
-        return _process_handlers(spec, self._context)
-
-
-_Handler = Callable[[Output, list[Any]], None]
-
-
-def _ignore(o: Output, out: list[Any]) -> None:
-    return None
-
-
-def _select_handlers(spec: _Spec) -> tuple[_Handler, _Handler]:
-    select = resolve_callable(spec.fn, "select")
-
-    def on_match(o: Output, out: list[Any]) -> None:
-        out.append(select(o.value))
-
-    if spec.timeout_fn is None:
-        return on_match, _ignore
-    timeout = resolve_callable(spec.timeout_fn, "timeout")
-    tag = spec.timeout_tag
-
-    def on_timeout(o: Output, out: list[Any]) -> None:
-        out.append((tag, timeout(o.value, o.timestamp)))
-
-    return on_match, on_timeout
-
-
-def _flat_select_handlers(spec: _Spec) -> tuple[_Handler, _Handler]:
-    flat = resolve_callable(spec.fn, "flat_select", "flatSelect")
-
-    def on_match(o: Output, out: list[Any]) -> None:
-        flat(o.value, Collector(out.append))
-
-    if spec.timeout_fn is None:
-        return on_match, _ignore
-    timeout = resolve_callable(spec.timeout_fn, "timeout")
-    tag = spec.timeout_tag
-
-    def on_timeout(o: Output, out: list[Any]) -> None:
-        timeout(o.value, o.timestamp, Collector(lambda v: out.append((tag, v))))
-
-    return on_match, on_timeout
-
-
-def _process_handlers(spec: _Spec, context: _Context) -> tuple[_Handler, _Handler]:
-    fn = spec.fn
-    process_match = find_method(fn, "process_match", "processMatch", PatternProcessFunction) or fn
-    timed_out = find_method(fn, "process_timed_out_match", "processTimedOutMatch", TimedOutPartialMatchHandler)
-
-    def on_match(o: Output, out: list[Any]) -> None:
-        process_match(o.value, context, Collector(out.append))
-
-    if timed_out is None:
-        return on_match, _ignore
-
-    def on_timeout(o: Output, out: list[Any]) -> None:
-        timed_out(o.value, context)
-
-    return on_match, on_timeout
 
 
 # ------------------------------------------------------------------ helpers

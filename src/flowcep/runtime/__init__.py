@@ -9,6 +9,7 @@ from flowcep.runtime.functions import (
 )
 from flowcep.runtime.gctuning import tune_gc
 from flowcep.runtime.operator import LONG_MAX, LONG_MIN, CepOperator
+from flowcep.runtime.options import OperatorOptions
 from flowcep.runtime.output import BadRecord, BadRecordError, HeldBackMatchesWarning, Output
 from flowcep.runtime.snapshot import SnapshotError
 from flowcep.runtime.stream import (
@@ -35,6 +36,7 @@ __all__ = [
     "Context",
     "HeldBackMatchesWarning",
     "Output",
+    "OperatorOptions",
     "OutputTag",
     "PatternProcessFunction",
     "PatternStream",

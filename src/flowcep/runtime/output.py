@@ -128,3 +128,9 @@ def _short_repr(value: Any, limit: int = 200) -> str:
     except Exception as exc:  # a broken __repr__ must not hide the real problem
         text = f"<{type(value).__name__} with failing repr: {exc!r}>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def exc_text(exc: BaseException) -> str:
+    """An exception as ``Type: message`` (or ``Type``), as bad records describe their cause."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

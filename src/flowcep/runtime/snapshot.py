@@ -20,6 +20,8 @@ import pickle
 import types
 from typing import Any, Final
 
+import attrs
+
 MAGIC: Final = b"FLOWCEP\x00"
 FORMAT_VERSION: Final = 3
 _PROTOCOL: Final = 5
@@ -30,6 +32,81 @@ _ATOMS: Final = frozenset((int, str, bytes, bool, type(None)))
 
 class SnapshotError(ValueError):
     """Bytes that cannot be restored into this operator."""
+
+
+# ---------------------------------------------------------------- the operator's state, typed
+
+EVENT_TIME: Final = "event-time"
+PROCESSING_TIME: Final = "processing-time"
+# Format version 3 holds, after the largest timestamp, the first timestamp of the firing then
+# under way, which nothing reads: the operator no longer keeps it, and writes this in its place.
+_NO_FIRE_BASE: Final = -(2**63)
+
+
+@attrs.frozen(slots=True)
+class KeySnapshot:
+    """One key's state: ``queue`` its buffered elements as ``(timestamp, [elements])``;
+    ``buffer`` its shared buffer, or ``run_matches`` its runs' partial matches when the pattern
+    keeps no paths (the buffer all keys share is then the operator's ``event_counts``)."""
+
+    key: Any
+    seq: int
+    timers: list[int]
+    state: Any
+    buffer: Any
+    queue: list[tuple[int, list[Any]]]
+    run_matches: Any
+
+
+@attrs.frozen(slots=True)
+class OperatorSnapshot:
+    """Everything an operator's snapshot holds, as written in format version 3 (``payload``)."""
+
+    mode: str  # EVENT_TIME or PROCESSING_TIME
+    watermark: int
+    max_timestamp: int
+    last_now: int
+    next_seq: int
+    resume: bool  # a firing was interrupted by an exception
+    counters: tuple[int, int, int, int, int]  # events_in, late, matches, timeouts, bad_records
+    keys: list[KeySnapshot]
+    event_counts: dict[int, int] | None  # the buffer without paths: arrival counters by timestamp
+    idle: list[tuple[Any, list[int]]]  # keys that hold nothing but window timers, and those
+
+    def encode(self, fingerprint: bytes, canonical: bool = True) -> bytes:
+        """The snapshot's bytes (see ``pack``)."""
+        return pack(fingerprint, self.payload(), canonical)
+
+    def payload(self) -> tuple[Any, ...]:
+        """The pickled layout: tuples and lists as format version 3 has them."""
+        clocks = (self.watermark, self.max_timestamp, _NO_FIRE_BASE, self.last_now, self.next_seq, self.resume)
+        keys = [(k.key, k.seq, k.timers, k.state, k.buffer, k.queue, k.run_matches) for k in self.keys]
+        return (self.mode, clocks, self.counters, keys, self.event_counts, self.idle)
+
+    @classmethod
+    def decode(cls, data: bytes, fingerprint: bytes) -> OperatorSnapshot:
+        """Read ``data`` (``SnapshotError`` for another format, another pattern or a bad layout)."""
+        payload = unpack(data, fingerprint)
+        try:
+            if len(payload) == 5:  # taken before keys with nothing but window timers were kept
+                payload = (*payload, [])
+            mode, clocks, counters, keys, event_counts, idle = payload
+            watermark, max_timestamp, _, last_now, next_seq, resume = clocks
+            events_in, late, matches, timeouts, bad_records = counters
+            return cls(
+                mode,
+                watermark,
+                max_timestamp,
+                last_now,
+                next_seq,
+                resume,
+                (events_in, late, matches, timeouts, bad_records),
+                [KeySnapshot(*key) for key in keys],
+                event_counts,
+                [(key, [int(t) for t in timers]) for key, timers in idle],
+            )
+        except (TypeError, ValueError) as exc:
+            raise SnapshotError(f"corrupt flowcep snapshot payload: unexpected layout ({exc})") from None
 
 
 # ---------------------------------------------------------------- canonical pickling

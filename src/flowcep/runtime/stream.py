@@ -18,19 +18,17 @@ import attrs
 from flowcep.pattern import Pattern, to_millis
 from flowcep.runtime.bounded import bounded_outputs, check_evaluator, nfa_only
 from flowcep.runtime.functions import (
-    Collector,
     Context,
     OutputTag,
-    PatternProcessFunction,
-    TimedOutPartialMatchHandler,
     call_close,
     call_open,
-    find_method,
-    resolve_callable,
     split_select_args,
 )
-from flowcep.runtime.operator import CepOperator, wall_clock_millis
+from flowcep.runtime.handlers import Handler, handles_timeouts, wire
+from flowcep.runtime.operator import CepOperator
+from flowcep.runtime.options import OperatorOptions
 from flowcep.runtime.output import BAD_RECORD, LATE, MATCH, TIMEOUT, BadRecordError, Output
+from flowcep.runtime.timestamps import wall_clock_millis
 
 LATE_DATA = OutputTag("late-data")
 TIMED_OUT = OutputTag("timed-out")
@@ -74,9 +72,7 @@ class CEP:
         if not isinstance(pattern, Pattern):
             raise TypeError(f"CEP.pattern needs a Pattern, got {pattern!r}")
         check_evaluator(evaluator, events, pattern)
-        return PatternStream(
-            events,
-            pattern,
+        options = OperatorOptions(
             key_by=key_by,
             timestamp=timestamp,
             out_of_orderness=out_of_orderness,
@@ -84,8 +80,8 @@ class CEP:
             processing_time=processing_time,
             clock=clock,
             on_error=on_error,
-            evaluator=evaluator,
         )
+        return PatternStream(events, pattern, options, evaluator=evaluator)
 
 
 @attrs.frozen(slots=True)
@@ -94,23 +90,21 @@ class PatternStream:
 
     events: Iterable[Any]
     pattern: Pattern
-    key_by: Callable[[Any], Hashable] | str | None = None
-    timestamp: Callable[[Any], int] | str | None = None
-    out_of_orderness: Any = 0
-    comparator: Any = None
-    processing_time: bool = False
-    clock: Callable[[], int] | None = None
-    on_error: str = "raise"
+    options: OperatorOptions = OperatorOptions()
     late_data_tag: OutputTag = LATE_DATA
     evaluator: str = "nfa"
 
     # -------------------------------------------------------------- configuration
 
+    @property
+    def processing_time(self) -> bool:
+        return self.options.processing_time
+
     def in_processing_time(self) -> PatternStream:
-        return attrs.evolve(self, processing_time=True)
+        return attrs.evolve(self, options=attrs.evolve(self.options, processing_time=True))
 
     def in_event_time(self) -> PatternStream:
-        return attrs.evolve(self, processing_time=False)
+        return attrs.evolve(self, options=attrs.evolve(self.options, processing_time=False))
 
     def side_output_late_data(self, tag: OutputTag) -> PatternStream:
         """Send late events to ``tag`` instead of ``CEP.LATE_DATA``."""
@@ -129,21 +123,7 @@ class PatternStream:
         ``timeout_tag`` (default ``CEP.TIMED_OUT``); Flink's ``select(tag, timeout_fn, fn)`` also works.
         """
         fn, timeout_fn, timeout_tag = _parse_select("select", args, timeout_fn, timeout_tag)
-        select = resolve_callable(fn, "select")
-        timeout = resolve_callable(timeout_fn, "timeout") if timeout_fn is not None else None
-        result = ResultStream(self, timeout_handling=timeout is not None, function=fn)
-        main = result._main
-        side = result._side_queue(timeout_tag)
-
-        def on_match(o: Output) -> None:
-            main.append(select(o.value))
-
-        def on_timeout(o: Output) -> None:
-            side.append(timeout(o.value, o.timestamp))  # type: ignore[misc]
-
-        result._on_match = on_match
-        result._on_timeout = on_timeout
-        return result
+        return ResultStream(self, "select", fn, timeout_fn, timeout_tag)
 
     def flat_select(
         self, *args: Any, timeout_fn: Any = None, timeout_tag: OutputTag | None = None
@@ -154,21 +134,7 @@ class PatternStream:
         (default ``CEP.TIMED_OUT``); Flink's ``flat_select(tag, timeout_fn, fn)`` also works.
         """
         fn, timeout_fn, timeout_tag = _parse_select("flat_select", args, timeout_fn, timeout_tag)
-        flat = resolve_callable(fn, "flat_select", "flatSelect")
-        timeout = resolve_callable(timeout_fn, "timeout") if timeout_fn is not None else None
-        result = ResultStream(self, timeout_handling=timeout is not None, function=fn)
-        collector = Collector(result._main.append)
-        side_collector = Collector(result._side_queue(timeout_tag).append)
-
-        def on_match(o: Output) -> None:
-            flat(o.value, collector)
-
-        def on_timeout(o: Output) -> None:
-            timeout(o.value, o.timestamp, side_collector)  # type: ignore[misc]
-
-        result._on_match = on_match
-        result._on_timeout = on_timeout
-        return result
+        return ResultStream(self, "flat_select", fn, timeout_fn, timeout_tag)
 
     def process(self, fn: Any) -> ResultStream:
         """``process(PatternProcessFunction)``; a plain ``fn(match, ctx, out)`` works too.
@@ -176,31 +142,7 @@ class PatternStream:
         If ``fn`` is also a ``TimedOutPartialMatchHandler`` (or defines
         ``process_timed_out_match``), timed-out partial matches go to it.
         """
-        process_match = find_method(fn, "process_match", "processMatch", PatternProcessFunction)
-        if process_match is None:
-            if not callable(fn):
-                raise TypeError(f"process needs a PatternProcessFunction or a callable, got {fn!r}")
-            process_match = fn
-        timed_out = find_method(
-            fn, "process_timed_out_match", "processTimedOutMatch", TimedOutPartialMatchHandler
-        )
-        result = ResultStream(self, timeout_handling=timed_out is not None, function=fn)
-        collector = Collector(result._main.append)
-        ctx = result._context
-
-        def on_match(o: Output) -> None:
-            ctx.key = o.key
-            ctx._timestamp = o.timestamp
-            process_match(o.value, ctx, collector)  # type: ignore[misc]
-
-        def on_timeout(o: Output) -> None:
-            ctx.key = o.key
-            ctx._timestamp = o.timestamp
-            timed_out(o.value, ctx)  # type: ignore[misc]
-
-        result._on_match = on_match
-        result._on_timeout = on_timeout
-        return result
+        return ResultStream(self, "process", fn, None, TIMED_OUT)
 
     inProcessingTime = in_processing_time
     inEventTime = in_event_time
@@ -214,38 +156,35 @@ class ResultStream(Iterator[Any]):
     Single pass. Items of a side output that is never read stay in memory until read.
     """
 
-    def __init__(self, stream: PatternStream, *, timeout_handling: bool, function: Any) -> None:
-        self.operator = CepOperator(
-            stream.pattern,
-            key_by=stream.key_by,
-            timestamp=stream.timestamp,
-            out_of_orderness=stream.out_of_orderness,
-            comparator=stream.comparator,
-            processing_time=stream.processing_time,
-            clock=stream.clock,
-            on_error=stream.on_error,
-            timeout_handling=timeout_handling,
-        )
-        self._source = stream.events
-        self._key_by = stream.key_by
-        self._timestamp = stream.timestamp
-        self._out_of_orderness = to_millis(stream.out_of_orderness)
-        self._iterator: Iterator[Any] | None = None
-        self._function = function
-        self._late_tag = stream.late_data_tag
+    def __init__(self, stream: PatternStream, kind: str, fn: Any, timeout_fn: Any, timeout_tag: OutputTag) -> None:
+        """The results of ``kind`` (``select``, ``flat_select`` or ``process``) with ``fn`` (and
+        ``timeout_fn``, whose results go to the side output ``timeout_tag``)."""
         self._main: deque[Any] = deque()
         self._side: dict[OutputTag, deque[Any]] = {}
+        self._context = Context(stream.options.clock or wall_clock_millis, self._emit_side)
+        on_match, on_timeout = wire(kind, fn, timeout_fn, self._context)
+        self.operator = CepOperator.from_options(
+            stream.pattern, stream.options, timeout_handling=handles_timeouts(kind, fn, timeout_fn)
+        )
+        self._source = stream.events
+        options = stream.options
+        self._key_by = options.key_by
+        self._timestamp = options.timestamp
+        self._out_of_orderness = to_millis(options.out_of_orderness)
+        self._iterator: Iterator[Any] | None = None
+        self._function = fn
+        self._late_tag = stream.late_data_tag
         self._finished = False
         self._error: BaseException | None = None
-        self._context = Context(stream.clock or wall_clock_millis, self._emit_side)
-        self._on_match: Callable[[Output], None] = _ignore
-        self._on_timeout: Callable[[Output], None] = _ignore
+        self._on_match: Handler = on_match
+        self._on_timeout: Handler | None = on_timeout
+        self._timeout_sink = self._side_queue(timeout_tag).append
         self._evaluator = stream.evaluator
         if self._evaluator != "nfa" and nfa_only(
             self._evaluator,
-            timeout_handling=timeout_handling,
-            processing_time=stream.processing_time,
-            comparator=stream.comparator,
+            timeout_handling=handles_timeouts(kind, fn, timeout_fn),
+            processing_time=options.processing_time,
+            comparator=options.comparator,
         ):
             self._evaluator = "nfa"
 
@@ -334,12 +273,19 @@ class ResultStream(Iterator[Any]):
         return True
 
     def _dispatch(self, outputs: list[Output]) -> None:
+        ctx = self._context
+        main = self._main.append
         for o in outputs:
             kind = o.kind
             if kind == MATCH:
-                self._on_match(o)
+                ctx.key = o.key
+                ctx._timestamp = o.timestamp
+                self._on_match(o, main, self._timeout_sink)
             elif kind == TIMEOUT:
-                self._on_timeout(o)
+                if self._on_timeout is not None:
+                    ctx.key = o.key
+                    ctx._timestamp = o.timestamp
+                    self._on_timeout(o, main, self._timeout_sink)
             elif kind == LATE:
                 self._side_queue(self._late_tag).append(o.value)
             elif kind == BAD_RECORD:
@@ -367,10 +313,6 @@ class SideOutputStream(Iterator[Any]):
             if not result._pump():
                 raise StopIteration
         return queue.popleft()
-
-
-def _ignore(_: Output) -> None:
-    return None
 
 
 def _parse_select(
