@@ -14,7 +14,9 @@ LAYERS = {
     "flowcep.pattern": ["flowcep.nfa", "flowcep.sharedbuffer", "flowcep.runtime", "flowcep.connectors"],
     "flowcep.nfa": ["flowcep.runtime", "flowcep.connectors"],
     "flowcep.sharedbuffer": ["flowcep.nfa", "flowcep.runtime", "flowcep.connectors"],
-    "flowcep.runtime": ["flowcep.connectors", "pyspark", "pyflink"],
+    "flowcep.expr": ["flowcep.nfa", "flowcep.sharedbuffer", "flowcep.runtime", "flowcep.connectors", "flowcep.sql"],
+    "flowcep.runtime": ["flowcep.connectors", "flowcep.sql", "pyspark", "pyflink"],
+    "flowcep.sql": ["flowcep.runtime", "flowcep.connectors", "pyspark", "pyflink"],
     "flowcep": ["flowcep.runtime", "flowcep.connectors", "pyspark", "pyflink"],
 }
 
