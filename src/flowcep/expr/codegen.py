@@ -142,6 +142,8 @@ class _Generator:
             t = self.temp()
             return f"(None if ({t} := {self.value(node.operand, row)}) is None else not {t})"
         if isinstance(node, IsNull):
+            if isinstance(node.operand, Literal):  # folded: "0 is None" is a SyntaxWarning
+                return repr((node.operand.value is None) != node.negated)
             return f"({self.value(node.operand, row)} is {'not ' if node.negated else ''}None)"
         if isinstance(node, In):
             return self.in_(node, row)

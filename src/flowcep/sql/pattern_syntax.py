@@ -103,7 +103,9 @@ def parse_pattern(text: str) -> tuple[Term, ...]:
                     raise SqlError(f"PATTERN ({text}): empty quantifier {{}}")
                 low = high = int(low_text)
             else:
-                low = int(low_text) if low_text else 0
+                if not low_text:  # Flink SQL 2.3 fails {,m} this way (measured)
+                    raise SqlError(f"PATTERN ({text}): {{,{high_text}}}: The from should be a positive number greater than 0.")
+                low = int(low_text)
                 high = int(high_text) if high_text else INFINITE
             if high != INFINITE and high < low:
                 raise SqlError(f"PATTERN ({text}): quantifier {{{low},{high}}} has its maximum below its minimum")

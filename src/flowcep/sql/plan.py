@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from flowcep.expr import ITEM, ExpressionCondition, ExpressionError, compile_measures_function
-from flowcep.pattern import AfterMatchSkipStrategy, MalformedPatternException, Pattern
+from flowcep.pattern import AfterMatchSkipStrategy, IllegalArgumentException, MalformedPatternException, Pattern
 from flowcep.sql.errors import SqlError
 from flowcep.sql.pattern_syntax import INFINITE, Term
 from flowcep.sql.query import Query
@@ -59,8 +59,25 @@ def _quantify(p: Pattern, term: Term) -> Pattern:
     return p
 
 
+def _check_terms(query: Query) -> None:
+    """What Flink SQL's planner rejects before it builds the CEP pattern."""
+    text = " ".join(t.text() for t in query.pattern)
+    if all(t.low == 0 for t in query.pattern):
+        raise SqlError(
+            f"PATTERN ({text}): Patterns that can produce empty matches are not supported. "
+            "There must be at least one non-optional state."
+        )
+    last = query.pattern[-1]
+    if last.greedy and last.low != last.high and (last.low, last.high) != (0, 1):
+        raise SqlError(
+            f"PATTERN ({text}): {last.text()}: Greedy quantifiers are not allowed as the last element of a "
+            "Pattern yet. Finish your pattern with either a simple variable or reluctant quantifier."
+        )
+
+
 def build_pattern(query: Query, access: str = ITEM) -> Pattern:
     """The flowcep pattern of ``query``; conditions read rows by ``access``."""
+    _check_terms(query)
     variables = query.variables
     pattern: Pattern | None = None
     try:
@@ -76,7 +93,7 @@ def build_pattern(query: Query, access: str = ITEM) -> Pattern:
         _check_ending(query, pattern)
     except ExpressionError as exc:
         raise SqlError(f"DEFINE: {exc}") from exc
-    except MalformedPatternException as exc:
+    except (MalformedPatternException, IllegalArgumentException) as exc:
         raise SqlError(f"PATTERN ({' '.join(t.text() for t in query.pattern)}): {exc}") from exc
     return pattern
 
