@@ -11,7 +11,7 @@ variable, every row of the match (the row being tested, in a condition).
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 import attrs
 
@@ -32,7 +32,7 @@ class Field:
     """A column of a row: of the last row mapped to ``var`` (None: the default variable)."""
 
     name: str
-    var: Optional[str] = None
+    var: str | None = None
 
 
 @attrs.frozen(slots=True)
@@ -98,7 +98,7 @@ class Like:
     operand: Expr
     pattern: str
     negated: bool = False
-    escape: Optional[str] = None
+    escape: str | None = None
 
 
 @attrs.frozen(slots=True)
@@ -114,7 +114,7 @@ class Case:
     """``CASE WHEN c THEN v ... ELSE d END``; no ELSE is ELSE NULL."""
 
     whens: tuple[tuple[Expr, Expr], ...]
-    default: Optional[Expr] = None
+    default: Expr | None = None
 
 
 @attrs.frozen(slots=True)
@@ -135,7 +135,7 @@ class Navigation:
 
     kind: str
     operand: Expr
-    var: Optional[str] = None
+    var: str | None = None
     offset: int = 0
 
     def __attrs_post_init__(self) -> None:
@@ -153,8 +153,8 @@ class Aggregate:
     """
 
     name: str
-    operand: Optional[Expr]
-    var: Optional[str] = None
+    operand: Expr | None
+    var: str | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.name not in AGGREGATES:
@@ -204,6 +204,6 @@ def walk(node: Expr) -> list[Expr]:
     return out
 
 
-def field_vars(node: Expr) -> set[Optional[str]]:
+def field_vars(node: Expr) -> set[str | None]:
     """The variables the fields of ``node`` name (None: the default variable)."""
     return {n.var for n in walk(node) if isinstance(n, Field)}

@@ -7,14 +7,13 @@ PATTERN and is cut out of the text, by sqlglot's tokens, before the statement is
 
 from __future__ import annotations
 
-from typing import Optional
-
 import attrs
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
-from sqlglot.tokens import Tokenizer, TokenType
+from sqlglot.tokens import Tokenizer as BaseTokenizer
+from sqlglot.tokens import TokenType
 
 from flowcep.expr import nodes as n
 from flowcep.sql.errors import SqlError
@@ -25,9 +24,9 @@ from flowcep.sql.pattern_syntax import Term, parse_pattern
 class FlinkSql(Dialect):
     """Flink SQL's lexical rules, as far as MATCH_RECOGNIZE needs them."""
 
-    class Tokenizer(Tokenizer):
+    class Tokenizer(BaseTokenizer):
         IDENTIFIERS = ["`"]
-        KEYWORDS = {**Tokenizer.KEYWORDS, "MATCH_RECOGNIZE": TokenType.MATCH_RECOGNIZE}
+        KEYWORDS = {**BaseTokenizer.KEYWORDS, "MATCH_RECOGNIZE": TokenType.MATCH_RECOGNIZE}
 
 
 _SKIPS = ("PAST LAST ROW", "TO NEXT ROW", "TO FIRST", "TO LAST")
@@ -51,9 +50,9 @@ class Query:
     order_by: tuple[tuple[str, bool], ...]  # the columns after the time, (name, descending)
     measures: tuple[Measure, ...]
     skip: str  # one of _SKIPS
-    skip_to: Optional[str]
+    skip_to: str | None
     pattern: tuple[Term, ...]
-    within_ms: Optional[int]
+    within_ms: int | None
     define: dict[str, tuple[n.Expr, str]]
     output: tuple[tuple[str, str], ...]
 
@@ -66,7 +65,7 @@ def _sql(node: exp.Expression) -> str:
     return node.sql(dialect=FlinkSql)
 
 
-def _cut_within(text: str) -> tuple[str, Optional[str]]:
+def _cut_within(text: str) -> tuple[str, str | None]:
     """``text`` without the ``WITHIN INTERVAL ...`` that follows PATTERN (...), and that clause."""
     try:
         tokens = FlinkSql().tokenize(text)
@@ -129,7 +128,7 @@ def parse_query(text: str) -> Query:
     return _match_recognize(from_.this.name, match, select, within)
 
 
-def _match_recognize(table: str, match: exp.MatchRecognize, select: exp.Select, within: Optional[str]) -> Query:
+def _match_recognize(table: str, match: exp.MatchRecognize, select: exp.Select, within: str | None) -> Query:
     if match.args.get("pattern") is None:
         raise SqlError("MATCH_RECOGNIZE needs a PATTERN clause")
     pattern = parse_pattern(match.args["pattern"].name)
@@ -213,7 +212,7 @@ def _plain_column(clause: str, node: exp.Expression) -> str:
     return node.name
 
 
-def _projection(select: exp.Select, columns: tuple[str, ...], alias: Optional[str], table: str) -> tuple[tuple[str, str], ...]:
+def _projection(select: exp.Select, columns: tuple[str, ...], alias: str | None, table: str) -> tuple[tuple[str, str], ...]:
     out: list[tuple[str, str]] = []
     for item in select.expressions:
         if isinstance(item, exp.Star):

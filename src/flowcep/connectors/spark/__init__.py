@@ -18,8 +18,8 @@ schema, the time semantics and the differences with the pure-Python runtime.
 """
 
 from .detect import detect
-from .sql import match_recognize
 from .matcher import DEFAULT_OUTPUT_SCHEMA, InvalidRowError
+from .sql import match_recognize
 from .streaming import (
     DEFAULT_BUCKETS,
     PROVIDER_CONF,

@@ -8,14 +8,14 @@ the SELECT list), with Spark types inferred from the input schema.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
 from flowcep.expr import ATTR
 from flowcep.expr import nodes as n
-from flowcep.sql import SqlError, compile_query, parse_query
+from flowcep.sql.errors import SqlError
+from flowcep.sql.planner import compile_query
 
 from .detect import detect
 
@@ -38,6 +38,8 @@ def match_recognize(
 
     ``out_of_orderness``, ``on_error`` and ``state_ttl`` are ``detect``'s.
     """
+    from flowcep.sql.query import parse_query  # sqlglot: needed here, not on the workers
+
     parsed = parse_query(query)
     if parsed.order_by:
         raise SqlError("ORDER BY: on Spark only the time column is supported (no secondary sort columns)")

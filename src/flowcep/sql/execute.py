@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from flowcep.expr import ATTR, ITEM
-from flowcep.sql.plan import Plan, compile_query
+from flowcep.sql.planner import Plan, compile_query
 from flowcep.sql.query import parse_query
 
 

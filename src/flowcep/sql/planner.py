@@ -11,15 +11,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from flowcep.expr import ITEM, ExpressionCondition, ExpressionError, compile_measures_function
-from flowcep.pattern import AfterMatchSkipStrategy, IllegalArgumentException, MalformedPatternException, Pattern
+from flowcep.pattern import (
+    AfterMatchSkipStrategy,
+    IllegalArgumentException,
+    MalformedPatternException,
+    Pattern,
+)
 from flowcep.sql.errors import SqlError
 from flowcep.sql.pattern_syntax import INFINITE, Term
-from flowcep.sql.query import Query
+
+if TYPE_CHECKING:
+    from flowcep.sql.query import Query
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
