@@ -23,6 +23,8 @@ def ticker(prices: list[int], taxes: list[int] | None = None, symbol: str = "XYZ
 
 
 def query(body: str, order: str = "ORDER BY ts") -> str:
+    if "DEFINE" not in body:
+        body += " DEFINE A AS TRUE"  # Flink SQL's grammar requires DEFINE
     return f"SELECT * FROM Ticker MATCH_RECOGNIZE (PARTITION BY symbol {order} {body}) AS T"
 
 
@@ -184,7 +186,7 @@ def test_within_drops_a_match_spanning_the_whole_interval() -> None:
 
 def test_secondary_order_by_sorts_rows_of_one_time() -> None:
     data = [{"k": 1, "ts": 5, "price": p} for p in (1, 3, 2)]
-    q = "SELECT * FROM t MATCH_RECOGNIZE (ORDER BY ts, price DESC MEASURES A.price AS a, B.price AS b PATTERN (A B)) AS T"
+    q = "SELECT * FROM t MATCH_RECOGNIZE (ORDER BY ts, price DESC MEASURES A.price AS a, B.price AS b PATTERN (A B) DEFINE A AS TRUE) AS T"
     assert rows(q, data) == [(3, 2), (2, 1)]
 
 
@@ -220,7 +222,7 @@ def test_results_come_lazily() -> None:
 def test_late_rows_go_to_on_late() -> None:
     late: list[Any] = []
     data = [{"ts": 10, "p": 1}, {"ts": 20, "p": 2}, {"ts": 5, "p": 3}, {"ts": 30, "p": 4}]
-    q = "SELECT * FROM t MATCH_RECOGNIZE (ORDER BY ts MEASURES A.p AS a, B.p AS b PATTERN (A B))"
+    q = "SELECT * FROM t MATCH_RECOGNIZE (ORDER BY ts MEASURES A.p AS a, B.p AS b PATTERN (A B) DEFINE B AS TRUE)"
     assert rows(q, data) == [(1, 2), (2, 4)]
     assert list(run(q, data, on_late=late.append)) == [{"a": 1, "b": 2}, {"a": 2, "b": 4}]
     assert late == [{"ts": 5, "p": 3}]
@@ -266,6 +268,11 @@ def test_what_flink_sql_rejects_is_rejected_with_the_construct_named(body: str, 
 def test_order_by_must_start_ascending_on_time(order: str, message: str) -> None:
     with pytest.raises(SqlError, match=message):
         list(run(query("PATTERN (A B)", order=order), GREEDY_ROWS))
+
+
+def test_define_is_required_as_in_flink_sqls_grammar() -> None:
+    with pytest.raises(SqlError, match="needs a DEFINE clause"):
+        list(run("SELECT * FROM t MATCH_RECOGNIZE (ORDER BY ts MEASURES A.price AS a PATTERN (A B))", GREEDY_ROWS))
 
 
 def test_other_clauses_around_match_recognize_are_rejected() -> None:

@@ -178,8 +178,10 @@ def _match_recognize(table: str, match: exp.MatchRecognize, select: exp.Select, 
         names.add(node.alias)
         measures.append(Measure(node.alias, translate(node.this), _sql(node.this)))
 
+    if not match.args.get("define"):
+        raise SqlError("MATCH_RECOGNIZE needs a DEFINE clause (Flink SQL's grammar requires one)")
     define: dict[str, tuple[n.Expr, str]] = {}
-    for d in match.args.get("define") or ():
+    for d in match.args["define"]:
         var = d.alias
         if var not in variables:
             raise SqlError(f"DEFINE {var}: {var} is not a variable of PATTERN ({' '.join(variables)})")
