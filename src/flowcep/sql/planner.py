@@ -97,7 +97,7 @@ def build_pattern(query: Query, access: str = ITEM) -> Pattern:
         assert pattern is not None
         if query.within_ms is not None:
             pattern = pattern.within(query.within_ms)
-        _check_ending(query, pattern)
+        _compile_once(pattern)
     except ExpressionError as exc:
         raise SqlError(f"DEFINE: {exc}") from exc
     except (MalformedPatternException, IllegalArgumentException) as exc:
@@ -105,7 +105,7 @@ def build_pattern(query: Query, access: str = ITEM) -> Pattern:
     return pattern
 
 
-def _check_ending(query: Query, pattern: Pattern) -> None:
+def _compile_once(pattern: Pattern) -> None:
     """Compile once, so that what Flink rejects when it plans the query fails here too."""
     from flowcep.nfa import NFACompiler
 
@@ -164,12 +164,12 @@ def compile_query(query: Query, access: str = ITEM) -> Plan:
     names = partition + tuple(m.name for m in query.measures)
     output = query.output
     identity = [o for o, _ in output] == list(names) and [s for _, s in output] == list(names)
-    first_var = query.variables
+    variables = query.variables
 
     def result(match: dict[str, list[Any]]) -> dict[str, Any]:
         values = measures(match)
         if partition:
-            row = next(rows[0] for v in first_var if (rows := match.get(v)))
+            row = next(rows[0] for v in variables if (rows := match.get(v)))  # any row: same partition
             values = tuple(k(row) for k in keys) + values
         full = dict(zip(names, values))
         return full if identity else {o: full[s] for o, s in output}
