@@ -76,6 +76,7 @@ test-pypy: setup-pypy
 lint: setup
 	$(VENV)/bin/ruff check src tests benchmarks examples
 	$(VENV)/bin/mypy src
+	$(VENV)/bin/mypy --strict --follow-imports=silent src/flowcep/pattern src/flowcep/nfa src/flowcep/sharedbuffer
 
 bench: setup setup-pypy
 	$(VENV)/bin/python benchmarks/run.py

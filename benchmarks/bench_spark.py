@@ -102,6 +102,8 @@ def floor_stream(stream: Any, buckets: int) -> Any:
     """The stream of ``bench_stream`` through a no-op processor on the connector's buckets."""
     from pyspark.sql import functions as F
 
+    from flowcep.connectors.spark.packing import RowPacking
+
     prepared = (
         stream.withColumn("ms", F.col("ts"))
         .withColumn("bucket", F.pmod(F.hash("key"), F.lit(buckets)))
@@ -109,6 +111,10 @@ def floor_stream(stream: Any, buckets: int) -> Any:
         .withWatermark("wm", "0 milliseconds")
         .drop("wm")
     )
+    # the event's columns shipped as the connector ships them (packed where it can)
+    names = [c for c in prepared.columns if c != "bucket"]
+    types = [prepared.schema[c].dataType for c in names]
+    prepared = prepared.select(*RowPacking(types).columns(names, types), "bucket")
     out = prepared.groupBy("bucket").transformWithState(
         _no_op_processor(), "key string, kind string", "Append", "EventTime"
     )

@@ -55,3 +55,34 @@ def test_a_generated_function_calls_builtins_and_the_functions_it_defines(share:
     source = "def helper(x):\n    return len(x) * scale\n\ndef decide(event):\n    return helper(event) + min(event)\n"
     decide = codegen.generated(source, "decide", {"scale": 10})
     assert decide([3, 4]) == 23
+
+
+def test_a_traceback_through_a_decision_table_shows_its_generated_line(share: bool) -> None:
+    """A condition that raises inside a generated decision table: the traceback names the
+    generated function's file and shows its source line, as for code from a file."""
+    import traceback
+
+    from flowcep.nfa.nfa import NFA
+    from flowcep.pattern.exceptions import ConditionError
+    from flowcep.sharedbuffer.sharedbuffer import SharedBuffer
+
+    def no_price(event: str) -> bool:
+        raise ValueError("no price")
+
+    nfa: NFA = NFACompiler.compile(Pattern.begin("a").where(no_price).followed_by("b"))
+    assert nfa._slots["a"].table is not None  # noqa: SLF001  (the decision is generated code)
+    with pytest.raises(ConditionError) as raised:
+        nfa.process(SharedBuffer(), nfa.create_initial_state(), "an event", 1)
+    text = "".join(traceback.format_exception(raised.type, raised.value, raised.tb))
+    assert '<flowcep generated decide ' in text
+    assert "    if f0(event):\n" in text  # the generated line that called the condition
+
+
+def test_a_generated_function_that_raises_shows_its_source_line(share: bool) -> None:
+    import traceback
+
+    divide = codegen.generated("def divide(event):\n    return 1 // event\n", "divide", {})
+    with pytest.raises(ZeroDivisionError) as raised:
+        divide(0)
+    frame = traceback.extract_tb(raised.tb)[-1]
+    assert (frame.filename.startswith("<flowcep generated divide "), frame.line) == (True, "return 1 // event")

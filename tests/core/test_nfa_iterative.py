@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flowcep import Pattern
-from flowcep.nfa import nfa as nfa_module
+from flowcep.nfa import context as context_module
 
 from .helpers import (
     Event,
@@ -195,7 +195,7 @@ def test_a_cached_partial_match_is_what_the_buffer_gives(shape, raw):
 
     cached = run_full(_SHAPES[shape](), evs)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(nfa_module, "_current_match", extracted_every_time)
+        mp.setattr(context_module, "current_match", extracted_every_time)
         uncached = run_full(_SHAPES[shape](), evs)
     assert [(x.at, x.match) for x in cached.emitted] == [(x.at, x.match) for x in uncached.emitted]
     assert cached.timed_out == uncached.timed_out

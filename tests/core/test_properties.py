@@ -264,19 +264,18 @@ def test_indexed_edges_give_the_results_of_scanned_edges(spec, evs):
 @given(pattern_specs())
 def test_decision_tables_decide_as_the_depth_first_search(spec):
     """A state's precompiled decision table gives, for every event, what the generic search gives."""
-    from flowcep.nfa.nfa import _EventHandle
+    from flowcep.nfa.context import EventHandle
 
     _, nfa = compile_or_reject(spec)
     tabled = [name for name, slot in nfa._slots.items() if slot.table is not None and not slot.per_run]
     for name in tabled:
         for letter in LETTERS + "x":
-            handle = _EventHandle(Event(name=letter), 0)
+            handle = EventHandle(Event(name=letter), 0)
             expected = nfa._decide(None, None, handle, nfa.states[name], None)
-            edges, takes, ignores, finals, unchanged, plans = nfa._slots[name].table(handle.event)
-            assert plans is not None and expected[5] is None  # precompiled decisions get plans
-            assert (list(edges), takes, ignores, finals, unchanged) == (
-                list(expected[0]), expected[1], expected[2], expected[3], expected[4]
-            )
+            tabled_decision = nfa._slots[name].table(handle.event)
+            assert tabled_decision.plans is not None and expected.plans is None  # precompiled decisions get plans
+            fields = ("edges", "takes", "ignores", "finals", "unchanged")
+            assert [getattr(tabled_decision, f) for f in fields] == [getattr(expected, f) for f in fields]
 
 
 def test_a_condition_raising_in_a_tabled_state_names_its_step():
@@ -298,7 +297,7 @@ def test_a_condition_raising_in_a_tabled_state_names_its_step():
 def test_partial_matches_handed_from_run_to_run_are_what_the_buffer_gives(spec, evs):
     """Matches, timeouts and condition views built from the runs' chains equal the paths
     extracted from the shared buffer, in the same order, on random patterns and streams."""
-    from flowcep.nfa import nfa as nfa_module
+    from flowcep.nfa import context as context_module
 
     pattern, nfa = compile_or_reject(spec)
 
@@ -310,7 +309,7 @@ def test_partial_matches_handed_from_run_to_run_are_what_the_buffer_gives(spec, 
 
     chained = run_whole(nfa, evs)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(nfa_module, "_current_match", extracted_every_time)
+        mp.setattr(context_module, "current_match", extracted_every_time)
         extracted = run_whole(NFACompiler.compile(pattern, timeout_handling=True), evs)
     assert [(x.at, x.match) for x in chained.emitted] == [(x.at, x.match) for x in extracted.emitted]
     assert chained.timed_out == extracted.timed_out

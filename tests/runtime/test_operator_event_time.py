@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import random
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flowcep.pattern import Pattern, WithinType
+from flowcep.pattern import IllegalArgumentException, Pattern, WithinType
 from flowcep.runtime import LONG_MAX, Output
 
 from .support import Ev, a_not_followed_by_b, ab_within, abc_within, brief, events, is_, operator, run
@@ -38,6 +39,18 @@ def test_the_generated_watermark_is_max_timestamp_minus_out_of_orderness_minus_o
     assert op.current_watermark == 4
     op.process_element(Ev("x", 12))
     assert op.current_watermark == 6
+
+
+@pytest.mark.parametrize("delay", ["5ms", "5 milliseconds", "PT0.005S", 5.0, timedelta(milliseconds=5)])
+def test_out_of_orderness_is_read_as_every_duration_is(delay: Any) -> None:
+    op = operator(abc_within(10), out_of_orderness=delay)
+    op.process_element(Ev("x", 10))
+    assert op.current_watermark == 4
+
+
+def test_a_negative_out_of_orderness_is_refused_in_any_form() -> None:
+    with pytest.raises(IllegalArgumentException, match="cannot be negative"):
+        operator(abc_within(10), out_of_orderness="-5ms")
 
 
 def test_out_of_order_input_within_the_bound_gives_the_sorted_result() -> None:

@@ -7,8 +7,9 @@ a date-time without an offset is read as UTC. On Python before 3.11 (PyPy 3.9) I
 by that version's ``datetime.fromisoformat`` plus a ``Z`` offset and 1 to 6 fraction digits;
 the basic format (``20260302T093000``) needs Python 3.11.
 
-Durations become integer milliseconds: ``250`` (ms), ``250ms``, ``5s``, ``2m``/``2min``,
-``1h``, ``1d``, combinations such as ``1h30m``, ISO-8601 ``PT5M``, or a ``timedelta``.
+Durations become integer milliseconds, read by ``flowcep.pattern.durations`` as everywhere:
+``250`` (ms), ``250ms``, ``5s``, ``1.5s``, ``10 seconds``, ``2m``/``2min``, ``1h``, ``1d``,
+combinations such as ``1h30m``, ISO-8601 ``PT5M``, or a ``timedelta``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import re
 import sys
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
+
+from flowcep.pattern import durations
 
 UTC = timezone.utc
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -90,65 +93,13 @@ def format_timestamp(ms: int | None) -> str:
     return text + "Z"
 
 
-_UNITS = {
-    "ms": 1,
-    "s": 1000,
-    "sec": 1000,
-    "m": 60_000,
-    "min": 60_000,
-    "h": 3_600_000,
-    "d": 86_400_000,
-}
-_PART_RE = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|sec|min|s|m|h|d)", re.IGNORECASE)
-_ISO_RE = re.compile(
-    r"P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?(?:(?P<s>\d+(?:\.\d+)?)S)?)?",
-    re.IGNORECASE,
-)
-
-
-def parse_duration(value: Any) -> int:
-    """Milliseconds for ``value``; ``ValueError`` on anything else or a negative duration."""
-    if isinstance(value, timedelta):
-        ms = value // _MS
-    elif isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a duration")
-    elif isinstance(value, int):
-        ms = value
-    elif isinstance(value, str):
-        ms = _parse_duration_text(value)
-    else:
-        raise ValueError(f"{value!r} is not a duration")
-    if ms < 0:
-        raise ValueError(f"a duration cannot be negative ({value!r})")
-    return ms
-
-
-def _parse_duration_text(value: str) -> int:
-    text = value.strip()
-    if _INT_RE.fullmatch(text):
-        return int(text)
-    iso = _ISO_RE.fullmatch(text)
-    if iso and any(iso.groupdict().values()):
-        g = iso.groupdict()
-        total = sum(
-            float(g[k] or 0) * mult
-            for k, mult in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000))
-        )
-        return round(total)
-    pos = 0
-    total = 0.0
-    compact = text.replace(" ", "")
-    for part in _PART_RE.finditer(compact):
-        if part.start() != pos:
-            break
-        total += float(part.group(1)) * _UNITS[part.group(2).lower()]
-        pos = part.end()
-    if pos and pos == len(compact):
-        return round(total)
-    raise ValueError(
-        f"{value!r} is not a duration; write milliseconds (500) or a number with a unit: "
-        "500ms, 5s, 2m, 1h, 1d, 1h30m, PT5M"
-    )
+def parse_duration(value: Any, what: str = "duration") -> int:
+    """Milliseconds for ``value`` (``flowcep.pattern.durations``, the reader every API shares);
+    ``ValueError`` on anything else or a negative duration."""
+    try:
+        return durations.parse_duration(value, what)
+    except TypeError as e:
+        raise ValueError(str(e)) from None
 
 
 def format_duration(ms: int | None) -> str:

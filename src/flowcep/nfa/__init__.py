@@ -1,7 +1,8 @@
 """NFA compilation and execution: states, runs, Dewey versions."""
 
-from flowcep.nfa.compiler import ENDING_STATE_NAME, NFACompiler, original_name
+from flowcep.nfa.compiler import NFACompiler
 from flowcep.nfa.computation_state import ComputationState, NFAState
+from flowcep.nfa.names import ENDING_STATE_NAME, original_name
 from flowcep.nfa.nfa import NFA, ConditionContext
 from flowcep.nfa.state import State, StateTransition, StateTransitionAction, StateType
 from flowcep.sharedbuffer.dewey import DeweyNumber

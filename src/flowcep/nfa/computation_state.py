@@ -54,7 +54,7 @@ class ComputationState:
     def state(self) -> str:
         """The name of the run's state."""
         slot = self.slot
-        return slot if slot.__class__ is str else slot.state.name  # type: ignore[no-any-return]
+        return slot if slot.__class__ is str else slot.state.name
 
     @property
     def start_event_id(self) -> Any:
@@ -66,13 +66,13 @@ class ComputationState:
     def start_timestamp(self) -> int:
         """The timestamp of the run's first event; -1 for a start run."""
         order = self.order
-        return -1 if order is NO_START else order[0]  # type: ignore[no-any-return]
+        return -1 if order is NO_START else order[0]
 
     @property
     def previous_timestamp(self) -> int:
         """The timestamp of the last event the run took; -1 for a start run."""
         entry = self.previous_entry
-        return -1 if entry is None else entry[0][0]  # type: ignore[no-any-return]
+        return -1 if entry is None else entry[0][0]
 
     def _key(self) -> tuple[Any, ...]:
         return (

@@ -101,8 +101,8 @@ def compile_condition(cond: Cond | None) -> tuple[Evaluator | None, bool]:
             return left, left_iterative
         if not left_iterative and not right_iterative:
             return (lambda e: bool(left(e)) and bool(right(e))), False
-        lf = left if left_iterative else (lambda e, c: left(e))
-        rf = right if right_iterative else (lambda e, c: right(e))
+        lf: Evaluator = left if left_iterative else (lambda e, c: left(e))
+        rf: Evaluator = right if right_iterative else (lambda e, c: right(e))
         return (lambda e, c: bool(lf(e, c)) and bool(rf(e, c))), True
     raise TypeError(f"not a condition node: {cond!r}")
 

@@ -1,6 +1,6 @@
 """What a decision does to a run, as generated code (a decision's *plan*).
 
-A decision (see ``NFA._decide``) is fixed once the conditions are evaluated: its edges, their
+A decision (``flowcep.nfa.compiled.Decision``, see ``NFA._decide``) is fixed once the conditions are evaluated: its edges, their
 targets, the Dewey version increments of Flink's ``computeNextStates`` and where each new run
 goes (on as a partial match, to the completed matches, or stopping the others) depend only on
 the decision and on whether the run's state is a start state. For the decisions of the
@@ -22,14 +22,12 @@ from collections.abc import Callable
 from typing import Any
 
 from flowcep.nfa.codegen import generated
+from flowcep.nfa.compiled import ALIVE, FINAL, IGNORE_CODE, STOP, Decision
 from flowcep.nfa.computation_state import ComputationState
 
 Plan = Callable[..., None]
 
-# transition actions and what a new run's state means for it (shared with flowcep.nfa.nfa)
-_TAKE, _IGNORE = 0, 1
 NO_EVENTS: dict[str, list[Any]] = {}  # the partial match of a start run (never changed: readers copy)
-_ALIVE, _FINAL, _STOP = "alive", "final", "stop"
 
 
 def _increased(version: str, times: int) -> str:
@@ -49,7 +47,7 @@ _FIELDS: tuple[str, ...] = ComputationState.__slots__
 
 
 def compile_plan(
-    decision: tuple[Any, ...],
+    decision: Decision,
     state_name: str,
     is_start: bool,
     kinds: dict[str, str],
@@ -58,7 +56,8 @@ def compile_plan(
 ) -> Plan:
     """The plan of ``decision`` for a run in state ``state_name`` (see the module docstring);
     ``slots`` gives each new run the decision slot of its state (``NFA._slots``)."""
-    edges, total_takes, total_ignores, finals = decision[:4]
+    edges, total_takes, total_ignores = decision.edges, decision.takes, decision.ignores
+    finals = decision.finals or []  # (None only without TAKE edges)
     lines = [
         "def plan(run, handle, buffer, state, partial, potential):",
         "    version = run.version",
@@ -88,12 +87,12 @@ def compile_plan(
         lines.extend(f"    {var}.{attr} = {value}" for attr, value in zip(_FIELDS, fields))
 
     for i, edge in enumerate(edges):
-        action, target, page = edge[0], edge[2], repr(edge[4])  # (the page as a str literal)
+        action, target, page = edge.action, edge.target, repr(edge.page)  # (the page as a str literal)
         var = f"r{i}"
-        if action == _IGNORE:
+        if action == IGNORE_CODE:
             if is_start:
                 continue
-            if edge[2] == state_name:  # Flink's isEquivalentState: same state name
+            if target == state_name:  # Flink's isEquivalentState: same state name
                 version = _increased("version", self_state(total_ignores, total_takes))
             else:
                 version = _increased("version", total_take_to_skip + ignore_branches_to_visit) + " + (0,)"
@@ -154,14 +153,14 @@ def compile_plan(
             new_run(var, target, f"e{i}", f"n{i}", order, f"m{i}")
             final = finals[i]
             if final is not None:
-                made.append((var, kinds[edge[2]]))
+                made.append((var, kinds[target]))
                 var = f"q{i}"
                 new_run(var, final, f"e{i}", f"n{i}", order, f"m{i}")
                 if keeps_paths:
                     lines.append(f"    buffer.lock_node(e{i}, n{i})")
                 made.append((var, kinds[final]))
                 continue
-        made.append((var, kinds[edge[2]]))
+        made.append((var, kinds[target]))
     if is_start:
         # Flink makes a new start run with the next version. A run in a start state is always a
         # start run without events (only the start state's own IGNORE loop leads back to it, and
@@ -179,20 +178,21 @@ def compile_plan(
         ]
     # where the new runs go (NFA.process): completed matches now, partial ones once it is
     # known that none of them stops the others
-    stops = any(kind is _STOP for _, kind in made)
+    stops = any(kind is STOP for _, kind in made)
     for var, kind in made:
-        if kind is _FINAL:
+        if kind is FINAL:
             lines.append(f"    potential.add({var})")
-        elif kind is _STOP and keeps_paths:
+        elif kind is STOP and keeps_paths:
             lines.append(f"    buffer.release_node({var}.previous_entry, {var}.version)")
     for var, kind in made:
-        if kind is _ALIVE:
+        if kind is ALIVE:
             if not stops:
                 lines += _add_to_queue("partial", var, var == "rs")
             elif keeps_paths:
                 lines.append(f"    buffer.release_node({var}.previous_entry, {var}.version)")
     # generated from the compiled states; names (the user's step names) enter as repr() literals
-    return generated("\n".join(lines), "plan", names)
+    plan: Plan = generated("\n".join(lines), "plan", names)
+    return plan
 
 
 def _add_to_queue(queue: str, var: str, last: bool) -> list[str]:

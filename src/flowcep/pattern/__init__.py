@@ -23,6 +23,7 @@ from flowcep.pattern.conditions import (
     not_,
     or_,
 )
+from flowcep.pattern.durations import Duration, parse_duration, to_millis
 from flowcep.pattern.exceptions import (
     ConditionError,
     FlinkRuntimeException,
@@ -31,7 +32,7 @@ from flowcep.pattern.exceptions import (
     NullPointerException,
     UnsupportedOperationException,
 )
-from flowcep.pattern.pattern import Duration, GroupPattern, Pattern, WithinType, to_millis
+from flowcep.pattern.pattern import GroupPattern, Pattern, WithinType
 from flowcep.pattern.quantifier import ConsumingStrategy, Quantifier, QuantifierProperty, Times
 
 __all__ = [
@@ -68,5 +69,6 @@ __all__ = [
     "as_condition",
     "not_",
     "or_",
+    "parse_duration",
     "to_millis",
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from datetime import timedelta
-from typing import Any, Union
+from typing import Any
 
 from flowcep.pattern.aftermatch import AfterMatchSkipStrategy
 from flowcep.pattern.conditions import (
@@ -20,6 +20,8 @@ from flowcep.pattern.conditions import (
     SubtypeCondition,
     as_condition,
 )
+from flowcep.pattern.durations import Duration, window_millis
+from flowcep.pattern.durations import to_millis as to_millis  # (its old import path)
 from flowcep.pattern.exceptions import (
     IllegalArgumentException,
     MalformedPatternException,
@@ -28,15 +30,12 @@ from flowcep.pattern.exceptions import (
 )
 from flowcep.pattern.quantifier import ConsumingStrategy, Quantifier, QuantifierProperty, Times
 
-Duration = Union[timedelta, int]  # (not timedelta | int: Python 3.9, PyPy)
-
 _NOT_STRATEGIES = (ConsumingStrategy.NOT_FOLLOW, ConsumingStrategy.NOT_NEXT)
 _OPTIONAL_TO_NOT = (
     "Specifying a pattern with an optional path to NOT condition is not supported yet. "
     "You can simulate such pattern with two independent patterns, one with and the other "
     "without the optional part."
 )
-_ONE_MS = timedelta(milliseconds=1)
 
 
 class WithinType(enum.Enum):
@@ -47,33 +46,6 @@ class WithinType(enum.Enum):
 
     def __str__(self) -> str:
         return self.value
-
-
-def to_millis(d: Duration | None) -> int | None:
-    """A ``timedelta`` or an int of milliseconds as int milliseconds (None passes through);
-    a negative duration is refused (``window_millis`` takes one, as a pattern's window).
-
-    Sub-millisecond parts are truncated, like Java's ``Duration.toMillis``.
-    """
-    ms = window_millis(d)
-    if ms is not None and ms < 0:
-        raise IllegalArgumentException(f"A duration cannot be negative: {ms} ms")
-    return ms
-
-
-def window_millis(d: Duration | None) -> int | None:
-    """``to_millis`` for the windows of ``within`` and the quantifiers, which Flink also takes
-    negative: a window of at most 0 ms is no window at all (docs/semantics.md).
-
-    Sub-millisecond parts are truncated towards zero, like Java's ``Duration.toMillis``.
-    """
-    if d is None:
-        return None
-    if isinstance(d, timedelta):
-        return d // _ONE_MS if d >= timedelta(0) else -(-d // _ONE_MS)
-    if isinstance(d, bool) or not isinstance(d, int):
-        raise TypeError(f"A duration must be a datetime.timedelta or an int of milliseconds, got {d!r}")
-    return d
 
 
 def _check_name(name: Any) -> str:
@@ -242,13 +214,14 @@ class Pattern:
         self.times_ = bounds
         return self
 
-    def times(self, from_: int, to: int | timedelta | None = None, window: Duration | None = None) -> Pattern:
+    def times(self, from_: int, to: int | timedelta | str | None = None, window: Duration | None = None) -> Pattern:
         """Exactly ``from_`` occurrences, or between ``from_`` and ``to``.
 
-        ``times(n)``, ``times(a, b)``, ``times(n, timedelta)``, ``times(a, b, window)``; an int window
-        of milliseconds must be passed as ``window=`` since ``times(a, b)`` is a range.
+        ``times(n)``, ``times(a, b)``, ``times(n, timedelta)``, ``times(n, "10s")``,
+        ``times(a, b, window)``; an int window of milliseconds must be passed as ``window=`` since
+        ``times(a, b)`` is a range.
         """
-        if isinstance(to, timedelta):
+        if isinstance(to, (timedelta, str)):
             if window is not None:
                 raise TypeError("times() got two windows")
             to, window = None, to

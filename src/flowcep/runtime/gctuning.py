@@ -9,16 +9,11 @@ collection of cycles that user code makes. flowcep, the library, never changes t
 itself; ``flowcep run`` does while it matches (docs/cli.md), and so does the benchmark unless
 told ``--gc default``.
 
-Measured on this machine (2026-11-26, CPython 3.11, 400,000 events, one run each, events/s):
-W1 83,131 with Python's thresholds against 109,646 with ``(100_000, 10, 10)``; W3 38,165
-against 56,134; W5 (100,000 keys) 49,958 against 115,839 with ``(100_000, 10, 100)``. On
-300,000 events, ``THROUGHPUT_THRESHOLDS`` ran W3 and W5 as fast as ``(100_000, 10, 100)``
-(58,361-65,863 and 137,535-139,254 events/s against 62,164-65,805 and 124,010-132,808).
+Raising the thresholds makes many-key jobs markedly faster; docs/runtime.md §8 has the figures.
 
-PyPy sizes its young generation (the nursery) from the CPU cache, 1 MB on this machine, and it
-cannot be changed at run time: start PyPy with ``PYPY_GC_NURSERY`` set (``PYPY_NURSERY`` is the
-value the benchmark uses). On W1 (1 M events after 400,000 of warm-up) the collector's time
-went from 0.4-0.7 s with 1 MB to 0.2 s with 64 MB and 0.1 s with 128 MB.
+PyPy sizes its young generation (the nursery) from the CPU cache, and it cannot be changed at
+run time: start PyPy with ``PYPY_GC_NURSERY`` set (``PYPY_NURSERY`` is the value the benchmark
+uses; a larger nursery cut the collector's time on W1, docs/runtime.md §8).
 """
 
 from __future__ import annotations

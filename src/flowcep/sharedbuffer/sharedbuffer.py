@@ -408,9 +408,9 @@ class PathlessBuffer(SharedBuffer):
 
     def advance_time(self, timestamp: int) -> None:
         """Forget arrival counters of timestamps before ``timestamp``, in bulk: once there are
-        more than ``STALE_COUNTERS``. Ids only have to keep each key's events in order; a
-        counter kept longer merely numbers on from where it was (W1: one scan per 32 firings
-        instead of one per firing, -3.4 % instructions; W4a, W4b -4 %, W6 -3.7 %, W5 -2.6 %)."""
+        more than ``STALE_COUNTERS``, so that a firing seldom scans them (docs/runtime.md §8).
+        Ids only have to keep each key's events in order; a counter kept longer merely numbers
+        on from where it was."""
         if len(self.events_count) > STALE_COUNTERS:
             super().advance_time(timestamp)
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from pyspark.sql import Row
 
-from .values import dumps, event_class, item_reader
+from .values import dumps, event_class, item_reader, result_class
 
 _item = tuple.__getitem__  # an event's item without Row.__getitem__ (Python code)
 _NO_KEY = object()
@@ -293,6 +293,8 @@ class Matcher:
     def as_rows(self, out: list[Any]) -> Iterator[Row]:
         """Results as ``Row``s (what transformWithState returns)."""
         if self.tuples:
-            make = Row(*self.output_fields)
-            return (make(*t) for t in out)
+            # Row subclasses made at C speed, whose asDict() (which pyspark calls on each) is flat
+            make = result_class(tuple(self.output_fields))
+            new = tuple.__new__
+            return (new(make, t) for t in out)
         return (Row(**d) for d in out)

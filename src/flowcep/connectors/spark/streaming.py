@@ -29,6 +29,7 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValues
 
 from .matcher import INTERNAL_SCHEMA, Matcher
+from .packing import RowPacking
 from .values import BUCKET_COLUMN as _BUCKET
 from .values import OLDEST_MS
 from .values import TS_MS_COLUMN as _MS
@@ -120,7 +121,12 @@ def build_stream(
         .withWatermark(_WM, f"{delay} milliseconds")
         .drop(_WM)
     )
-    processor = BucketProcessor(matcher, delay, ttl, buckets)
+    # the event's items (the user's columns, then the event time) as few cells as may be
+    names = [*df.columns, _MS]
+    types = [*(f.dataType for f in df.schema.fields), T.LongType()]
+    packing = RowPacking(types)
+    prepared = prepared.select(*packing.columns(names, types), F.col(_BUCKET))
+    processor = BucketProcessor(matcher, delay, ttl, buckets, packing)
     wire = INTERNAL_SCHEMA if matcher.mode == "default" else out_schema
     return prepared.groupBy(_BUCKET).transformWithState(processor, wire, "Append", "EventTime")
 
@@ -134,11 +140,14 @@ class BucketProcessor(StatefulProcessor):
     time (pickled dict).
     """
 
-    def __init__(self, matcher: Matcher, delay: int, ttl_ms: int | None, buckets: int) -> None:
+    def __init__(
+        self, matcher: Matcher, delay: int, ttl_ms: int | None, buckets: int, packing: RowPacking | None = None
+    ) -> None:
         self.matcher = matcher
         self.delay = delay
         self.ttl_ms = ttl_ms
         self.buckets = buckets
+        self.packing = packing if packing is not None else RowPacking(())  # None: rows as they are
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
@@ -149,6 +158,7 @@ class BucketProcessor(StatefulProcessor):
         self._single = positions[0] if positions is not None and len(positions) == 1 else None
         self._positions = positions
         self._key_of = m.key_of()
+        self._unpack = self.packing.unpacker()
 
     # -- the state
 
@@ -233,8 +243,9 @@ class BucketProcessor(StatefulProcessor):
         latest_ms: int | None = None
         item = tuple.__getitem__  # not Row.__getitem__, which is Python code
         columns = _BUT_LAST
+        unpack = self._unpack
         for row in rows:
-            event = make(item(row, columns))  # the user's columns and the event time
+            event = make(unpack(item(row, columns)))  # the user's columns and the event time
             ms = item(event, -1)
             if single is not None:
                 bad_key = item(event, single) is None

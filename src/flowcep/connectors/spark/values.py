@@ -7,12 +7,13 @@ import functools
 import json
 import keyword
 import math
-import re
 from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from operator import itemgetter
 from typing import Any
+
+from flowcep.pattern.durations import parse_duration
 
 try:  # the C accessor of namedtuple fields: reads the tuple's item, no __getitem__ call
     from collections import _tuplegetter  # type: ignore[attr-defined]
@@ -28,46 +29,18 @@ TS_MS_COLUMN = "__flowcep_ts_ms"  # the event time in epoch ms, after the user's
 WATERMARK_COLUMN = "__flowcep_watermark"  # streaming: what Spark's watermark is taken on
 SEQ_COLUMN = "__flowcep_seq"  # batch: the input order, for ties in event time
 BUCKET_COLUMN = "__flowcep_bucket"  # streaming: the key's bucket, the last column
-HIDDEN_COLUMNS = (TS_MS_COLUMN, WATERMARK_COLUMN, SEQ_COLUMN, BUCKET_COLUMN)
+PACKED_COLUMN = "__flowcep_packed"  # streaming: the event's plain columns as one JSON text
+HIDDEN_COLUMNS = (TS_MS_COLUMN, WATERMARK_COLUMN, SEQ_COLUMN, BUCKET_COLUMN, PACKED_COLUMN)
 
 # the range of Spark timestamps; event times outside it are unparsable, output times outside it null
 OLDEST_MS = -62135596800000  # 0001-01-01T00:00:00Z
 NEWEST_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
 
-_DURATION_RE = re.compile(r"^\s*(\d+)\s*([a-z]*)\s*$")
-_UNIT_MS = {
-    "": 1, "ms": 1, "milli": 1, "millis": 1, "millisecond": 1, "milliseconds": 1,
-    "s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
-    "m": 60_000, "min": 60_000, "mins": 60_000, "minute": 60_000, "minutes": 60_000,
-    "h": 3_600_000, "hour": 3_600_000, "hours": 3_600_000,
-    "d": 86_400_000, "day": 86_400_000, "days": 86_400_000,
-}  # fmt: skip
-
-
 def duration_ms(value: int | float | timedelta | str | None, what: str = "duration") -> int:
-    """Milliseconds for ``value``: an int (ms), a ``timedelta``, or text like ``"10 seconds"``/``"500ms"``."""
-    if value is None:
-        return 0
-    if isinstance(value, bool):
-        raise TypeError(f"{what}: a boolean is not a duration")
-    if isinstance(value, timedelta):
-        ms = value // timedelta(milliseconds=1)
-    elif isinstance(value, int):
-        ms = value
-    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        ms = int(value)
-    elif isinstance(value, str):
-        m = _DURATION_RE.match(value.lower())
-        if not m or m.group(2) not in _UNIT_MS:
-            raise ValueError(
-                f"{what}: cannot read {value!r} (write e.g. 500, '500 milliseconds', '10 seconds')"
-            )
-        ms = int(m.group(1)) * _UNIT_MS[m.group(2)]
-    else:
-        raise TypeError(f"{what}: expected ms, a timedelta or text, got {type(value).__name__}")
-    if ms < 0:
-        raise ValueError(f"{what} must not be negative, got {value!r}")
-    return ms
+    """Milliseconds for ``value`` (``flowcep.pattern.durations``, the reader every API shares):
+    an int (ms), a ``timedelta``, or text like ``"10 seconds"``, ``"500ms"``, ``"1h30m"``,
+    ``"PT5M"``; None is 0. Negative durations are refused."""
+    return 0 if value is None else parse_duration(value, what)
 
 
 def timestamp_ms(dtype: T.DataType, name: str) -> Column:
@@ -189,6 +162,21 @@ def event_class(fields: tuple[str, ...]) -> type[Row]:
         if name.isidentifier() and not keyword.iskeyword(name) and not hasattr(Row, name):
             namespace[name] = item_reader(i)
     return type("Event", (Row,), namespace)
+
+
+@functools.lru_cache(maxsize=64)
+def result_class(fields: tuple[str, ...]) -> type[Row]:
+    """A ``Row`` class for flat result tuples (no ``Row``, list or dict among the values).
+
+    pyspark turns each row a stateful processor returns into a dict with ``asDict(True)``, whose
+    recursive walk is Python code per value; a flat result needs none of it.
+    """
+
+    def as_dict(self: Row, recursive: bool = False) -> dict[str, Any]:  # noqa: N802 - Row's name
+        return dict(zip(fields, self))
+
+    namespace: dict[str, Any] = {"__fields__": list(fields), "asDict": as_dict, "__module__": __name__}
+    return type("Result", (Row,), namespace)
 
 
 def _event(fields: tuple[str, ...], values: tuple[Any, ...]) -> Row:

@@ -1,0 +1,99 @@
+"""A run's partial match: what iterative conditions see (``ConditionContext``), how it is built
+from the chain that runs hand each other, and the event being processed (``EventHandle``)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from flowcep.nfa.computation_state import ComputationState
+from flowcep.sharedbuffer.sharedbuffer import EventId, SharedBuffer
+
+Match = dict[str, list[Any]]
+
+
+class ConditionContext:
+    """What an iterative condition sees: the run's events so far, lazily."""
+
+    __slots__ = ("_buffer", "_run", "_timestamp", "_matched")
+
+    def __init__(self, buffer: SharedBuffer, run: ComputationState, timestamp: int) -> None:
+        self._buffer = buffer
+        self._run = run
+        self._timestamp = timestamp
+        self._matched: Match | None = None
+
+    def get_events_for_pattern(self, name: str) -> list[Any]:
+        if name is None:
+            raise TypeError("The pattern name cannot be null.")
+        matched = self._matched
+        if matched is None:
+            matched = self._matched = current_match(self._buffer, self._run)
+        return list(matched.get(name, ()))
+
+    def timestamp(self) -> int:
+        return self._timestamp
+
+    def current_processing_time(self) -> int:
+        return int(time.time() * 1000)
+
+    getEventsForPattern = get_events_for_pattern
+    currentProcessingTime = current_processing_time
+
+
+def current_match(buffer: SharedBuffer, run: ComputationState) -> Match:
+    """The run's events by step (Flink's ``extractCurrentMatches``), cached on the run.
+
+    A run's partial match never changes. A run made from another one by IGNORE has the same
+    partial match, by TAKE that one plus the event: the NFA hands these over as a chain
+    ``(parent match, page, event)`` (see ``NFA._compute_next_states``), one small tuple per TAKE,
+    so that neither conditions of long runs nor emitted matches walk the shared buffer back
+    to the start. A run restored from a snapshot of a full buffer has no chain (``None``): its
+    match is extracted from the buffer, which gives the same path. (A key with a
+    ``PathlessBuffer`` gets its runs' matches back from the snapshot, as dicts.)
+    """
+    match = run.match
+    if type(match) is dict:
+        return match
+    if match is None:
+        if run.previous_entry is None:
+            match = {}
+        else:
+            paths = buffer.extract_patterns(run.previous_entry, run.version)
+            match = buffer.materialize_match(paths[0]) if paths else {}
+    else:
+        taken = []
+        while type(match) is tuple:
+            taken.append(match)
+            match = match[0]
+        # (most chains start at a start run's empty match: no copy to make)
+        match = {page: list(events) for page, events in match.items()} if match else {}
+        for _, page, event in reversed(taken):
+            events = match.get(page)
+            if events is None:
+                match[page] = [event]
+            else:
+                events.append(event)
+    run.match = match
+    return match  # type: ignore[no-any-return]
+
+
+def own_match(buffer: SharedBuffer, run: ComputationState) -> Match:
+    """The partial match of a run that leaves (emitted or timed out), in lists of its own."""
+    match = run.match
+    if type(match) is dict:
+        # built before, maybe handed to other runs by IGNORE: copy
+        return {page: list(events) for page, events in match.items()}
+    # built now, from the chain or by extraction, for this run alone
+    return current_match(buffer, run)
+
+
+class EventHandle:
+    """The event being processed; registered in the buffer on its first TAKE."""
+
+    __slots__ = ("event", "timestamp", "event_id")
+
+    def __init__(self, event: Any, timestamp: int) -> None:
+        self.event = event
+        self.timestamp = timestamp
+        self.event_id: EventId | None = None
