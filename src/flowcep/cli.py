@@ -148,6 +148,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--examples", metavar="DIR", help="the examples directory (default: the one next to the package)"
     )
     demo.set_defaults(func=cmd_demo)
+
+    from flowcep.cli_support.sql_command import add_parser as add_sql
+
+    add_sql(sub)
     return parser
 
 

@@ -29,7 +29,19 @@ LAYERS = {
     ],
     # the bounded-data evaluators sit beside the NFA, before the runtime that uses them
     "flowcep.bounded": ["flowcep.runtime", "flowcep.hierarchy", "flowcep.connectors", "pyspark", "pyflink"],
-    "flowcep.runtime": ["flowcep.hierarchy", "flowcep.connectors", "pyspark", "pyflink"],
+    # the expression language (MATCH_RECOGNIZE's and JSON patterns' conditions) sits on pattern/
+    "flowcep.expr": [
+        "flowcep.nfa",
+        "flowcep.sharedbuffer",
+        "flowcep.bounded",
+        "flowcep.runtime",
+        "flowcep.hierarchy",
+        "flowcep.connectors",
+        "flowcep.sql",
+    ],
+    "flowcep.runtime": ["flowcep.hierarchy", "flowcep.connectors", "flowcep.sql", "pyspark", "pyflink"],
+    # MATCH_RECOGNIZE compiles onto the NFA; it loads the runtime only to run a query
+    "flowcep.sql": ["flowcep.runtime", "flowcep.hierarchy", "flowcep.connectors", "pyspark", "pyflink"],
     # event hierarchies sit beside the runtime, on its public API (DESIGN.md §2)
     "flowcep.hierarchy": ["flowcep.connectors", "pyspark", "pyflink"],
     "flowcep": ["flowcep.bounded", "flowcep.runtime", "flowcep.hierarchy", "flowcep.connectors", "pyspark", "pyflink"],

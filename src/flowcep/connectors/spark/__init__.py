@@ -1,6 +1,6 @@
 """flowcep patterns on PySpark DataFrames: batch and Structured Streaming.
 
-One entry point, :func:`detect`, takes a DataFrame (batch or streaming), a flowcep ``Pattern``,
+MATCH_RECOGNIZE queries run through :func:`match_recognize` (``sql``). The entry point, :func:`detect`, takes a DataFrame (batch or streaming), a flowcep ``Pattern``,
 the key column(s) and the event-time column, and returns a DataFrame of results. Matching is
 done by the embedded runtime (``flowcep.runtime.CepOperator``), compiled once per Python worker:
 
@@ -19,6 +19,7 @@ schema, the time semantics and the differences with the pure-Python runtime.
 
 from .detect import detect
 from .matcher import DEFAULT_OUTPUT_SCHEMA, InvalidRowError
+from .sql import match_recognize
 from .streaming import (
     DEFAULT_BUCKETS,
     PROVIDER_CONF,
@@ -40,4 +41,5 @@ __all__ = [
     "detect",
     "duration_ms",
     "ensure_state_store",
+    "match_recognize",
 ]
