@@ -96,6 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
             "a condition that raises) as kind bad_record with its line, and carry on (default: stop there)"
         ),
     )
+    run.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="N",
+        help="serve Prometheus metrics at http://0.0.0.0:N/metrics while running (extra flowcep[metrics])",
+    )
     run.add_argument("--quiet", "-q", action="store_true", help="no progress line and no summary")
     run.add_argument(
         "--progress",
@@ -251,6 +257,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     compile_pattern(pf.pattern, args.pattern)  # reports an illegal pattern before any input is read
 
     if args.engine == "spark":
+        if args.metrics_port is not None:
+            raise CliError("--metrics-port works with --engine local only", EXIT_USAGE)
         return _run_spark(args, pf, fmt, out_of_orderness)
     # The command is an application and may tune the collector (flowcep the library leaves it
     # alone): with Python's thresholds a job with much per-key state spends up to half its time
@@ -279,6 +287,7 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
     ts_col: str = args.timestamp or "timestamp"
     keep_going: bool = args.keep_going
     op = _make_operator(pf.pattern, key_col, out_of_orderness)
+    process, flush = _serve_metrics(op, args.metrics_port)
     counts = dict.fromkeys(KINDS, 0)
     read_progress = ReadProgress()
     show_progress = not args.quiet and (args.progress or sys.stderr.isatty())
@@ -343,13 +352,16 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
                     except ValueError as e:
                         what = f"column {ts_col!r}: {e}"
                         bad_input(
-                            line, record, f"unparsable timestamp: {what}", f"unparsable timestamp at {where()}: {what}"
+                            line,
+                            record,
+                            f"unparsable timestamp: {what}",
+                            f"unparsable timestamp at {where()}: {what}",
                         )
                         continue
                     last_raw_ts = raw_ts
                 events += 1
                 try:
-                    outputs = op.process_element(record, timestamp=ts)
+                    outputs = process(record, timestamp=ts)
                 except Exception as e:
                     raise _matching_error(e, where()) from e
                 if outputs:
@@ -358,7 +370,7 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
                     progress.update(events, counts, read_progress)
             line = None
             try:
-                outputs = _flush_warning_plainly(op)
+                outputs = flush(op)
             except Exception as e:
                 raise _matching_error(e, where()) from e
             emit(outputs)
@@ -370,6 +382,37 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
     if not args.quiet:
         print(summary_line(events, elapsed, counts), file=sys.stderr)
     return EXIT_OK
+
+
+def _serve_metrics(op: Any, port: int | None) -> tuple[Callable[..., Any], Callable[[Any], list[Any]]]:
+    """The operator's process and flush calls; with a port, they hold the lock that a scrape of
+    the Prometheus endpoint served there takes to read ``stats()``."""
+    if port is None:
+        return op.process_element, _flush_warning_plainly
+    try:
+        from flowcep.runtime.metrics import OperatorMetrics, serve_prometheus
+
+        metrics = OperatorMetrics(op)
+        serve_prometheus(metrics, port)
+    except ImportError as e:
+        raise CliError(
+            f"--metrics-port needs prometheus-client: pip install 'flowcep[metrics]' ({e})", EXIT_DEPENDENCY
+        ) from None
+    except OSError as e:
+        raise CliError(
+            f"--metrics-port {port}: cannot serve metrics there: {e.strerror or e}", EXIT_USAGE
+        ) from None
+    lock = metrics.lock
+
+    def process(event: Any, timestamp: int) -> list[Any]:
+        with lock:
+            return op.process_element(event, timestamp)  # type: ignore[no-any-return]
+
+    def flush(op: Any) -> list[Any]:
+        with lock:
+            return _flush_warning_plainly(op)
+
+    return process, flush
 
 
 def _flush_warning_plainly(op: Any) -> list[Any]:

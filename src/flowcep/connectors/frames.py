@@ -303,7 +303,7 @@ def _table(
     out: list[Any], select: Callable[..., Any] | None, schema: pa.Schema | list[str] | None
 ) -> pa.Table:
     if select is None:
-        columns = list(zip(*out)) if out else [[] for _ in DEFAULT_SCHEMA]
+        columns: list[Any] = list(zip(*out)) if out else [() for _ in DEFAULT_SCHEMA]
         return pa.Table.from_arrays(
             [pa.array(c, f.type) for c, f in zip(columns, DEFAULT_SCHEMA)], schema=DEFAULT_SCHEMA
         )
