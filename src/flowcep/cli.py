@@ -2,7 +2,7 @@
 
     flowcep run PATTERN INPUT [--key COL] [--timestamp COL] [--out-of-orderness D]
                               [--format csv|jsonl|parquet] [--engine local|spark] [--output FILE]
-                              [--keep-going] [--quiet] [--progress]
+                              [--keep-going] [--metrics-port N] [--quiet] [--progress]
     flowcep explain PATTERN [--dot FILE] [--svg FILE] [--png FILE]
     flowcep demo [--examples DIR]
 

@@ -223,3 +223,20 @@ def test_a_string_timestamp_column_is_refused_with_its_type() -> None:
             key="user",
             timestamp="t",
         )
+
+
+def test_a_condition_that_raises_gives_an_invalid_row_naming_the_step() -> None:
+    pattern = Pattern.begin("a").where(lambda e: 1 / e["n"] > 0)
+    rows = [{"user": "ann", "t": 1, "n": 0}, {"user": "ann", "t": 2, "n": 1}]
+    result = as_rows(detect(pa.Table.from_pylist(rows), pattern, key="user", timestamp="t"))
+    assert [(r["kind"], r["key"], json.loads(r["events"])) for r in result] == [
+        (
+            "invalid",
+            "ann",
+            {
+                "invalid": [{"user": "ann", "t": 1, "n": 0}],
+                "reason": "pattern step 'a': condition raised ZeroDivisionError: division by zero",
+            },
+        ),
+        ("match", "ann", {"a": [{"user": "ann", "t": 2, "n": 1}]}),
+    ]
