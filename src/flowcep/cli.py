@@ -3,7 +3,9 @@
     flowcep run PATTERN INPUT [--key COL] [--timestamp COL] [--out-of-orderness D]
                               [--format csv|jsonl|parquet] [--engine local|spark] [--output FILE]
                               [--keep-going] [--metrics-port N] [--quiet] [--progress]
+                              [--evaluator nfa|optiseq|tree|auto]
     flowcep explain PATTERN [--dot FILE] [--svg FILE] [--png FILE]
+                            [--evaluator nfa|optiseq|tree|auto [--input FILE] [--key COL] [--timestamp COL]]
     flowcep demo [--examples DIR]
 
 See docs/cli.md for the details, the output format and the exit statuses.
@@ -89,6 +91,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--engine", choices=["local", "spark"], default="local", help="local (default) or spark")
     run.add_argument("--output", "-o", metavar="FILE", help="write JSON lines to FILE instead of stdout")
     run.add_argument(
+        "--evaluator",
+        choices=["nfa", "optiseq", "tree", "auto"],
+        default="nfa",
+        help=(
+            "nfa (default), or a bounded-data evaluator that reads the whole input first: optiseq, "
+            "tree, or auto (the planner's choice); same matches (docs/bounded.md)"
+        ),
+    )
+    run.add_argument(
         "--keep-going",
         action="store_true",
         help=(
@@ -121,6 +132,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("--svg", metavar="FILE", help="render an SVG picture with Graphviz's `dot`")
     explain.add_argument("--png", metavar="FILE", help="render a PNG picture with Graphviz's `dot`")
+    explain.add_argument(
+        "--evaluator",
+        choices=["nfa", "optiseq", "tree", "auto"],
+        help=(
+            "also print the bounded-data plan: start list, direction, tree shape, where each predicate "
+            "sits, estimated costs (list sizes from --input; without it, only whether the pattern is served)"
+        ),
+    )
+    explain.add_argument("--input", metavar="FILE", help="events for --evaluator's plan (csv, jsonl, parquet)")
+    explain.add_argument("--key", "-k", metavar="COL", help="with --input: plan the largest key's events")
+    explain.add_argument("--timestamp", "-t", metavar="COL", default=None, help="with --input: event-time column")
     explain.set_defaults(func=cmd_explain)
 
     demo = sub.add_parser(
@@ -254,12 +276,34 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.input != "-" and not Path(args.input).exists():
         raise CliError(f"input file not found: {args.input}", EXIT_INPUT)
     pf = load_pattern_file(args.pattern)
-    compile_pattern(pf.pattern, args.pattern)  # reports an illegal pattern before any input is read
+    if pf.hierarchy is None:
+        compile_pattern(pf.pattern, args.pattern)  # reports an illegal pattern before any input is read
+    elif args.engine == "spark":
+        raise CliError("--engine spark does not run event hierarchies yet; use the local engine", EXIT_USAGE)
 
     if args.engine == "spark":
         if args.metrics_port is not None:
             raise CliError("--metrics-port works with --engine local only", EXIT_USAGE)
+        if args.evaluator != "nfa":
+            raise CliError("--evaluator works with --engine local only", EXIT_USAGE)
         return _run_spark(args, pf, fmt, out_of_orderness)
+    if args.evaluator != "nfa" and pf.hierarchy is not None:
+        raise CliError("--evaluator does not run event hierarchies; use the default, nfa", EXIT_USAGE)
+    if args.metrics_port is not None and (pf.hierarchy is not None or args.evaluator != "nfa"):
+        # what is exported is one CepOperator's stats(), which the NFA fills as it reads
+        raise CliError("--metrics-port works with one pattern and the nfa evaluator only", EXIT_USAGE)
+    if args.evaluator != "nfa":
+        from flowcep.runtime.bounded import nfa_only
+
+        try:
+            if nfa_only(args.evaluator, timeout_handling=pf.timeout is not None, processing_time=False, comparator=None):
+                args.evaluator = "nfa"  # auto, with timeouts to write
+            elif args.evaluator != "auto":
+                from flowcep.bounded import compile_bounded
+
+                compile_bounded(pf.pattern)
+        except ValueError as e:
+            raise CliError(f"--evaluator {args.evaluator}: {e}", EXIT_USAGE) from None
     # The command is an application and may tune the collector (flowcep the library leaves it
     # alone): with Python's thresholds a job with much per-key state spends up to half its time
     # in collections that free nothing (docs/runtime.md section 8)
@@ -278,6 +322,69 @@ def _make_operator(pattern: Any, key: str | None, out_of_orderness: int) -> Any:
     return CepOperator(pattern, key_by=key_by, out_of_orderness=out_of_orderness, on_error="side_output")
 
 
+class _HierarchyRun:
+    """A ``HierarchyOperator`` where ``flowcep run`` expects a ``CepOperator``: the row's parsed
+    timestamp is read again from its column (the hierarchy reads it for intervals too), and each
+    output becomes a record with its level and complex events as plain values."""
+
+    def __init__(self, plan: Any, key: str | None, ts_col: str, out_of_orderness: int) -> None:
+        from flowcep.cli_support.timeparse import parse_timestamp
+        from flowcep.hierarchy import HierarchyOperator
+
+        self.operator = HierarchyOperator(
+            plan,
+            key_by=key,
+            timestamp=lambda row: parse_timestamp(row[ts_col]),
+            out_of_orderness=out_of_orderness,
+            emit=[level.name for level in plan.levels],
+            on_error="side_output",
+        )
+
+    def process_element(self, record: Any, timestamp: int | None = None) -> list[Any]:
+        return [_LevelRecord(o) for o in self.operator.process_element(record)]
+
+    def flush(self) -> list[Any]:
+        return [_LevelRecord(o) for o in self.operator.flush()]
+
+
+class _LevelRecord:
+    """A hierarchy's output as ``_output_record`` reads it (kind, key, value, timestamp, level)."""
+
+    __slots__ = ("kind", "key", "value", "timestamp", "level")
+
+    def __init__(self, o: Any) -> None:
+        self.kind, self.key, self.timestamp, self.level = o.kind, o.key, o.timestamp, o.level
+        if o.kind == "match":
+            self.value = _plain_event(o.value)
+        elif o.kind == "timeout":
+            self.value = _plain_match(o.value)
+        else:
+            self.value = o.value
+
+
+def _plain_event(event: Any) -> Any:
+    """A complex event as a JSON-ready dict (its constituents too); a raw event as it is."""
+    from flowcep.hierarchy import ComplexEvent
+
+    if type(event) is not ComplexEvent:
+        return event
+    return {
+        "type": event.type,
+        "start": event.start,
+        "end": event.end,
+        "attributes": dict(event.attributes),
+        "match": _plain_match(event.match),
+    }
+
+
+def _plain_match(match: Any) -> dict[str, list[Any]]:
+    return {step: [_plain_event(e) for e in events] for step, events in match.items()}
+
+
+def _make_hierarchy_operator(plan: Any, key: str | None, ts_col: str, out_of_orderness: int) -> _HierarchyRun:
+    return _HierarchyRun(plan, key, ts_col, out_of_orderness)
+
+
 def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: int) -> int:
     from flowcep.cli_support.inputs import BadRow, ReadProgress, read_rows
     from flowcep.cli_support.output import ProgressLine, dumps, summary_line
@@ -286,8 +393,13 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
     key_col: str | None = args.key
     ts_col: str = args.timestamp or "timestamp"
     keep_going: bool = args.keep_going
-    op = _make_operator(pf.pattern, key_col, out_of_orderness)
+    if pf.hierarchy is not None:
+        op = _make_hierarchy_operator(pf.hierarchy, key_col, ts_col, out_of_orderness)
+    else:
+        op = _make_operator(pf.pattern, key_col, out_of_orderness)
     process, flush = _serve_metrics(op, args.metrics_port)
+    # a bounded evaluator reads everything first (None: the NFA matches as it reads)
+    bounded: list[tuple[Any, int]] | None = [] if args.evaluator != "nfa" else None
     counts = dict.fromkeys(KINDS, 0)
     read_progress = ReadProgress()
     show_progress = not args.quiet and (args.progress or sys.stderr.isatty())
@@ -360,6 +472,9 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
                         continue
                     last_raw_ts = raw_ts
                 events += 1
+                if bounded is not None:
+                    bounded.append((record, ts))
+                    continue
                 try:
                     outputs = process(record, timestamp=ts)
                 except Exception as e:
@@ -369,6 +484,8 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
                 if not events & 1023:
                     progress.update(events, counts, read_progress)
             line = None
+            if bounded is not None:
+                emit(_run_bounded(op, bounded, args.evaluator, key_col, out_of_orderness, where))
             try:
                 outputs = flush(op)
             except Exception as e:
@@ -413,6 +530,33 @@ def _serve_metrics(op: Any, port: int | None) -> tuple[Callable[..., Any], Calla
             return _flush_warning_plainly(op)
 
     return process, flush
+
+
+def _run_bounded(
+    op: Any, rows: list[tuple[Any, int]], evaluator: str, key: str | None, out_of_orderness: int, where: Any
+) -> list[Any]:
+    """The outputs of a bounded evaluator over all ``rows`` (record, timestamp); the rows go
+    through the operator instead when only the NFA can serve them (runtime/bounded.py)."""
+    from flowcep.runtime.bounded import bounded_outputs
+
+    stamps = {id(record): ts for record, ts in rows}
+    try:
+        outputs = bounded_outputs(
+            [record for record, _ in rows],
+            op.pattern,
+            evaluator,
+            key_by=operator.itemgetter(key) if key else None,
+            timestamp=lambda record: stamps[id(record)],
+            out_of_orderness=out_of_orderness,
+        )
+        if outputs is not None:
+            return outputs
+        outputs = []
+        for record, ts in rows:
+            outputs.extend(op.process_element(record, timestamp=ts))
+        return outputs
+    except Exception as e:
+        raise _matching_error(e, where()) from e
 
 
 def _flush_warning_plainly(op: Any) -> list[Any]:
@@ -469,6 +613,9 @@ def _output_record(
     kind = getattr(kind, "value", kind)
     kind = str(kind).lower()
     record: dict[str, Any] = {"kind": kind, "key": o.key, "timestamp": o.timestamp}
+    level = getattr(o, "level", None)
+    if level is not None:  # an event hierarchy's output: the level it comes from ("" for raw events)
+        record["level"] = level
     value = o.value
     if kind == "match":
         if select is not None:
@@ -545,6 +692,7 @@ def _run_spark(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
                 args.timestamp or "timestamp",
                 out_of_orderness,
                 _jsonable_select(pf.select),
+                _jsonable_select(pf.timeout),
             )
             for item in results:
                 kind = str(item.get("kind", "match")) if isinstance(item, dict) else "match"
@@ -588,18 +736,31 @@ def _select_as_json(select: Callable[[Any], Any], match: Any) -> Any:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from flowcep.cli_support.explain import explain_dot, explain_text, render_dot
+    from flowcep.cli_support.explain import (
+        explain_dot,
+        explain_hierarchy_dot,
+        explain_hierarchy_text,
+        explain_text,
+        render_dot,
+    )
     from flowcep.cli_support.loader import compile_pattern, load_pattern_file
 
     pf = load_pattern_file(args.pattern)
-    nfa = compile_pattern(pf.pattern, args.pattern)
     title = str(args.pattern)
     out = _Output(sys.stdout, "standard output")
+    if pf.hierarchy is not None:
+        text, dot = explain_hierarchy_text(pf.hierarchy, title), explain_hierarchy_dot(pf.hierarchy, title)
+    else:
+        nfa = compile_pattern(pf.pattern, args.pattern)
+        text, dot = explain_text(nfa, pf.pattern, title), explain_dot(nfa, title)
     if args.dot != "-":  # with --dot -, stdout is only the DOT: `flowcep explain p.py --dot - | dot -Tsvg`
-        out.write(explain_text(nfa, pf.pattern, title))
+        out.write(text)
+    if args.evaluator:
+        if pf.hierarchy is not None:
+            raise CliError("--evaluator does not explain event hierarchies", EXIT_USAGE)
+        out.write(_bounded_plan(pf.pattern, args) + "\n")
     if not (args.dot or args.svg or args.png):
         return EXIT_OK
-    dot = explain_dot(nfa, title)
     if args.dot == "-":
         out.write(dot)
     elif args.dot:
@@ -613,6 +774,35 @@ def cmd_explain(args: argparse.Namespace) -> int:
             render_dot(dot, path, fmt)
             print(f"wrote {path}", file=sys.stderr)
     return EXIT_OK
+
+
+def _bounded_plan(pattern: Any, args: argparse.Namespace) -> str:
+    """``explain --evaluator``: the planner's account, over --input's largest key if given."""
+    from flowcep.bounded import UnsupportedPattern, plan, support
+
+    if not args.input:
+        feature = support(pattern)
+        served = "served by optiseq and tree" if feature is None else f"not served by optiseq and tree: {feature}"
+        return f"bounded evaluators: {served} (give --input for the plan)"
+    from flowcep.cli_support.inputs import ReadProgress, detect_format, read_rows
+    from flowcep.cli_support.timeparse import parse_timestamp
+
+    ts_col = args.timestamp or "timestamp"
+    by_key: dict[Any, list[tuple[Any, int]]] = {}
+    for _, record in read_rows(args.input, detect_format(args.input, None) or None, ReadProgress(), bad_rows=False):
+        try:
+            ts = parse_timestamp(record[ts_col])
+            key = record[args.key] if args.key else None
+        except (KeyError, TypeError, ValueError) as e:
+            raise CliError(f"--input {args.input}: {e}", EXIT_INPUT) from None
+        by_key.setdefault(key, []).append((record, ts))
+    rows = max(by_key.values(), key=len, default=[])
+    rows.sort(key=lambda r: r[1])
+    try:
+        chosen = plan(pattern, [r for r, _ in rows], [t for _, t in rows], args.evaluator)
+    except UnsupportedPattern as e:
+        raise CliError(f"--evaluator {args.evaluator}: {e}", EXIT_USAGE) from None
+    return f"bounded plan over {len(rows):,} events:\n{chosen.explain()}"
 
 
 # ----------------------------------------------------------------------------- demo

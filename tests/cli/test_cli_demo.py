@@ -24,7 +24,9 @@ def test_demo_shows_what_the_examples_find(cli):
         "late event (behind the watermark): web-03 request at 11:00:03",
         "FRAUD card-1003  probe 1.00 (DE) at 14:02:31, then 1899.00 at Electro Mundo (BR)",
         "ALERT alice logged in after 4 failed attempts",
-        "1,691 events in",
+        "escalation us  11:50:00-11:56:45  us-4 + us-2",
+        "5 incidents, 2 outages, 1 escalations",
+        "1,744 events in",
     ):
         assert line in out, line
 

@@ -6,6 +6,7 @@ docstrings there), then confirmed by running the examples.
 
 from __future__ import annotations
 
+import json
 import runpy
 from pathlib import Path
 
@@ -100,6 +101,29 @@ def test_flink_port_uses_the_camel_case_names():
         assert name in code
     java = text.split('"""', 2)[1]
     assert "Pattern<LoginEvent, ?>" in java and "SimpleCondition.of" in java
+
+
+def test_server_outages():
+    ex = load("server_outages.py")
+    got = [(f.level, f.dc, f.what) for f in sorted(ex["main"](), key=lambda f: (f.start, f.level))]
+    # five planted bursts of three alarms make the incidents; the two pairs of bursts of other
+    # hosts 5 and 6 minutes apart the outages; only the us one is never acknowledged
+    assert got == [
+        ("incident", "eu", "eu-2"),
+        ("outage", "eu", "eu-2 + eu-3"),
+        ("incident", "eu", "eu-3"),
+        ("incident", "us", "us-1"),
+        ("escalation", "us", "us-4 + us-2"),
+        ("incident", "us", "us-4"),
+        ("outage", "us", "us-4 + us-2"),
+        ("incident", "us", "us-2"),
+    ]
+
+
+def test_server_outages_data_is_what_its_generator_writes():
+    ex = load("server_outages.py")
+    lines = [json.dumps(e, separators=(",", ":")) for e in ex["generate"]()]
+    assert (EXAMPLES / "data" / "outage_events.jsonl").read_text().splitlines() == lines
 
 
 @pytest.mark.parametrize(

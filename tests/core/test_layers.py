@@ -11,11 +11,28 @@ import pytest
 
 # layer -> modules it must not load (the layers after it)
 LAYERS = {
-    "flowcep.pattern": ["flowcep.nfa", "flowcep.sharedbuffer", "flowcep.runtime", "flowcep.connectors"],
-    "flowcep.nfa": ["flowcep.runtime", "flowcep.connectors"],
-    "flowcep.sharedbuffer": ["flowcep.nfa", "flowcep.runtime", "flowcep.connectors"],
-    "flowcep.runtime": ["flowcep.connectors", "pyspark", "pyflink"],
-    "flowcep": ["flowcep.runtime", "flowcep.connectors", "pyspark", "pyflink"],
+    "flowcep.pattern": [
+        "flowcep.nfa",
+        "flowcep.sharedbuffer",
+        "flowcep.bounded",
+        "flowcep.runtime",
+        "flowcep.hierarchy",
+        "flowcep.connectors",
+    ],
+    "flowcep.nfa": ["flowcep.bounded", "flowcep.runtime", "flowcep.hierarchy", "flowcep.connectors"],
+    "flowcep.sharedbuffer": [
+        "flowcep.nfa",
+        "flowcep.bounded",
+        "flowcep.runtime",
+        "flowcep.hierarchy",
+        "flowcep.connectors",
+    ],
+    # the bounded-data evaluators sit beside the NFA, before the runtime that uses them
+    "flowcep.bounded": ["flowcep.runtime", "flowcep.hierarchy", "flowcep.connectors", "pyspark", "pyflink"],
+    "flowcep.runtime": ["flowcep.hierarchy", "flowcep.connectors", "pyspark", "pyflink"],
+    # event hierarchies sit beside the runtime, on its public API (DESIGN.md §2)
+    "flowcep.hierarchy": ["flowcep.connectors", "pyspark", "pyflink"],
+    "flowcep": ["flowcep.bounded", "flowcep.runtime", "flowcep.hierarchy", "flowcep.connectors", "pyspark", "pyflink"],
 }
 
 
@@ -159,6 +176,10 @@ def test_no_layer_imports_itself_through_others() -> None:
     assert cycles(layers) == []
     assert layers["flowcep.sharedbuffer"] == set()
     assert "flowcep.sharedbuffer" in layers["flowcep.nfa"]
+    assert "flowcep.nfa" in layers["flowcep.bounded"]  # the bounded evaluators sit beside the NFA
+    assert "flowcep.bounded" in layers["flowcep.runtime"]  # and the runtime can use them
+    assert "flowcep.hierarchy" not in layers["flowcep.runtime"]
+    assert "flowcep.runtime" in layers["flowcep.hierarchy"]
 
 
 def test_the_old_import_paths_still_work() -> None:

@@ -11,7 +11,7 @@ from typing import IO, Any
 from flowcep.cli_support.errors import EXIT_OK, EXIT_RUNTIME, CliError
 from flowcep.cli_support.loader import RUN_NAME
 
-EXAMPLES = ("stock_trend.py", "server_alerts.py", "card_fraud.py", "flink_port_local.py")
+EXAMPLES = ("stock_trend.py", "server_alerts.py", "card_fraud.py", "flink_port_local.py", "server_outages.py")
 
 
 def find_examples_dir(explicit: str | None = None) -> Path:

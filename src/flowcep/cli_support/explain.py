@@ -54,7 +54,10 @@ def _lambda_source(fn: Any) -> str | None:
     if not candidates:
         return None
     if len(candidates) > 1:
-        # Several lambdas start on this line: pick the one whose body holds the code's positions.
+        # Several lambdas start on this line: pick the one whose body holds the code's positions
+        # (Python 3.11+; before, the lambda is not told apart and goes by its name)
+        if not hasattr(code, "co_positions"):
+            return None
         positions = [(ln, col) for ln, _, col, _ in code.co_positions() if ln is not None and col is not None]
         for node in candidates:
             body = node.body
@@ -388,3 +391,39 @@ def render_dot(dot_text: str, out_path: str | Path, fmt: str) -> None:
         raise CliError(
             f"dot failed to render {out_path}: {proc.stderr.decode(errors='replace').strip()}", EXIT_RUNTIME
         )
+
+
+def explain_hierarchy_text(plan: Any, title: str | None = None) -> str:
+    """An event hierarchy: its levels bottom up (what each reads, which read it), then each
+    level's pattern and NFA as ``explain_text`` shows them."""
+    from flowcep.nfa import NFACompiler
+
+    out = [f"hierarchy {title}" if title else "hierarchy"]
+    for level in plan.levels:
+        reads = [*(["raw events"] if level.reads_raw else []), *level.uses]
+        readers = plan.consumers[level.name]
+        out.append(
+            f"  level {level.depth}  {level.name:<12} reads {', '.join(reads)}"
+            + (f"; read by {', '.join(readers)}" if readers else "; top level")
+        )
+    out.append("")
+    for level in plan.levels:
+        out.append(explain_text(NFACompiler.compile(level.pattern), level.pattern, level.name))
+    return "\n".join(out)
+
+
+def explain_hierarchy_dot(plan: Any, title: str | None = None) -> str:
+    """The hierarchy as a Graphviz graph: raw events and a box per level, an edge per input."""
+    lines = ["digraph hierarchy {", "  rankdir=BT;", '  node [fontname="Helvetica"];']
+    if title:
+        lines.append(f'  label="{_dot_escape(title)}"; labelloc=t;')
+    lines.append('  raw [label="raw events", shape=ellipse];')
+    for level in plan.levels:
+        steps = _dot_escape(describe_steps(level.pattern))
+        lines.append(f'  "{level.name}" [shape=box, label="{level.name}\\n{steps}"];')
+        if level.reads_raw:
+            lines.append(f'  raw -> "{level.name}";')
+        for used in level.uses:
+            lines.append(f'  "{used}" -> "{level.name}";')
+    lines.append("}")
+    return "\n".join(lines) + "\n"

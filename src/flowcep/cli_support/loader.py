@@ -4,6 +4,8 @@ A pattern file is an ordinary Python script. The command line runs it with ``__n
 ``"__flowcep__"`` (so an ``if __name__ == "__main__":`` block does not run) and reads:
 
 ``pattern``  (required) a :class:`flowcep.Pattern`, or a function of no arguments returning one;
+             or, instead, ``hierarchy``: a :class:`flowcep.hierarchy.Hierarchy` (event
+             hierarchies, docs/semantics.md section 11);
 ``select``   (optional) ``select(match) -> value``, applied to every match, whose result is
              written as the match's ``value``; ``match`` maps step names to lists of events;
 ``timeout``  (optional) ``timeout(partial_match) -> value``, the same for timed-out partial
@@ -35,6 +37,7 @@ class PatternFile:
     select: Callable[[Any], Any] | None
     timeout: Callable[[Any], Any] | None
     namespace: dict[str, Any]
+    hierarchy: Any = None  # a checked HierarchyPlan, when the file defines ``hierarchy`` (then no pattern)
 
 
 def load_pattern_file(path: str | Path) -> PatternFile:
@@ -56,6 +59,8 @@ def load_pattern_file(path: str | Path) -> PatternFile:
     except Exception as e:
         raise CliError(f"bad pattern file {path}: {_describe_exception(e, p)}", EXIT_PATTERN) from None
 
+    if "pattern" not in namespace and "hierarchy" in namespace:
+        return _hierarchy_file(p, namespace)
     if "pattern" not in namespace:
         defined = sorted(k for k in namespace if not k.startswith("_"))
         raise CliError(
@@ -82,6 +87,29 @@ def load_pattern_file(path: str | Path) -> PatternFile:
         if fn is not None and not callable(fn):
             raise CliError(f"bad pattern file {path}: `{name}` is not a function", EXIT_PATTERN)
     return PatternFile(path=p, pattern=pattern, select=select, timeout=timeout, namespace=namespace)
+
+
+def _hierarchy_file(path: Path, namespace: dict[str, Any]) -> PatternFile:
+    from flowcep.hierarchy import Hierarchy, HierarchyError, HierarchyPlan
+
+    hierarchy = namespace["hierarchy"]
+    if not isinstance(hierarchy, (Hierarchy, HierarchyPlan)):
+        raise CliError(
+            f"bad pattern file {path}: `hierarchy` is a {type(hierarchy).__name__}, not a flowcep.hierarchy.Hierarchy",
+            EXIT_PATTERN,
+        )
+    try:
+        plan = hierarchy.build()
+    except HierarchyError as e:
+        raise CliError(f"bad hierarchy in {path}: {e}", EXIT_PATTERN) from None
+    for name in ("select", "timeout"):
+        if name in namespace:
+            raise CliError(
+                f"bad pattern file {path}: `{name}` is not supported with a hierarchy "
+                "(its matches are written as complex events)",
+                EXIT_PATTERN,
+            )
+    return PatternFile(path=path, pattern=None, select=None, timeout=None, namespace=namespace, hierarchy=plan)
 
 
 def _describe_exception(e: BaseException, path: Path) -> str:

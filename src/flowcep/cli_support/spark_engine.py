@@ -26,11 +26,15 @@ class _CliFormat:
     """The ``format`` of the connector's matcher: ``(kind, key, timestamp, record JSON)`` rows.
 
     ``record`` is ``"match"`` ({step: [row dict]}) or ``"value"`` (``select(match)``) for matches,
-    ``"match"`` for timeouts, ``"event"`` (and ``"error"``) for late and invalid rows.
+    the same for timeouts (``"value"``: the pattern file's ``timeout(partial)``), ``"event"`` (and
+    ``"error"``) for late and invalid rows: the local engine's shapes.
     """
 
-    def __init__(self, select: Callable[[Any], Any] | None) -> None:
+    def __init__(
+        self, select: Callable[[Any], Any] | None, timeout: Callable[[Any], Any] | None = None
+    ) -> None:
         self.select = select
+        self.timeout = timeout
 
     def __call__(
         self,
@@ -49,7 +53,11 @@ class _CliFormat:
                 else {"match": matcher.events_dict(value)}
             )
         elif kind == "timeout":
-            record = {"match": matcher.events_dict(value)}
+            record = (
+                {"value": self.timeout(value)}
+                if self.timeout is not None
+                else {"match": matcher.events_dict(value)}
+            )
         else:
             (row,) = value[kind]
             record = {"event": matcher.row_dict(row)}
@@ -109,6 +117,7 @@ def run_cli(
     timestamp: str,
     out_of_orderness: int | timedelta | str,
     select: Callable[[Any], Any] | None,
+    timeout: Callable[[Any], Any] | None = None,
 ) -> CliResults:
     """A batch run over one file; yields the CLI's JSON records (docs/spark.md, "The command line").
 
@@ -131,7 +140,7 @@ def run_cli(
         check_columns(df, key_names, timestamp)
         delay = duration_ms(out_of_orderness, "out_of_orderness")
         out = build(
-            df, pattern, key_names, timestamp, delay, None, "output", "format", _CliFormat(select), CLI_SCHEMA
+            df, pattern, key_names, timestamp, delay, None, "output", "format", _CliFormat(select, timeout), CLI_SCHEMA
         )
         rows = out.orderBy(F.col("timestamp").asc_nulls_first(), F.col("key").asc_nulls_first(), "kind")
         return CliResults(rows.toLocalIterator(), spark.stop if own else None)

@@ -6,12 +6,13 @@ PyFlink has no CEP API; this module gives it Flink CEP's, backed by flowcep's em
 
 - event time (the default): record timestamps come from the stream
   (``assign_timestamps_and_watermarks``); a record with ``timestamp <= current watermark`` is
-  late and goes to the late-data side output; the others are buffered per key and an event-time
-  timer is registered at their timestamp. When the watermark passes a timer, the buffered
-  records up to that time run through the NFA in timestamp order, and a timer is kept at the
-  key's next deadline (next buffered timestamp or ``within`` timeout), so timed-out partial
-  matches are reported without waiting for more input (``batch_timers=True``: one timer per
-  key, running everything up to the watermark when it fires, about twice as fast);
+  late and goes to the late-data side output; the others are buffered per key under an
+  event-time timer. When the watermark passes a key's timer, the key's buffered records up to the
+  watermark run through the NFA in timestamp order and time advances to the watermark, as in
+  Flink's ``CepOperator.onEventTime``; a timer is kept at the key's next deadline (next buffered
+  timestamp or ``within`` timeout), so timed-out partial matches are reported without waiting
+  for more input. A timer is registered per buffered timestamp, as Flink does
+  (``batch_timers=True``: one pending timer per key; the same results);
 - processing time: each record is matched when it arrives (with a comparator, records are
   buffered for one millisecond, on processing-time timers, as Flink does).
 
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -74,6 +76,12 @@ __all__ = [
 
 STATE_NAME = "flowcep-operator"
 _STATE_VERSION = 1
+# Keys whose live state the function keeps itself, beside PyFlink's state cache: reading a key's
+# state back from PyFlink costs a round trip to the JVM and a restore once PyFlink's cache
+# (python.state.cache-size, 1000 by default) is smaller than the active keys, and each record
+# and each timer of a key needs its state (docs/porting-guide.md, Performance). Read when the
+# job is built (the function carries it to the workers).
+LIVE_KEYS = 10_000
 
 LATE_DATA = OutputTag("late-data")
 TIMED_OUT = OutputTag("timed-out")
@@ -129,10 +137,11 @@ class CEP:
         equal timestamps. ``on_error``: ``"raise"`` fails the job on a record a condition
         cannot evaluate (Flink's behaviour), ``"side_output"`` sends it to ``CEP.BAD_RECORDS``.
 
-        ``batch_timers`` (event time): instead of one timer per buffered timestamp (Flink's way),
-        keep one timer per key and run everything up to the watermark when it fires: about twice
-        the throughput, the same results and ``ctx.timestamp()``, but records of the result
-        stream carry the timer's time (at most the match's time) instead of the match's time.
+        ``batch_timers`` (event time): keep one pending timer per key, at its earliest
+        deadline, instead of one per buffered timestamp (Flink's way). Results are the same
+        either way: each firing runs the key up to the watermark, as Flink's ``onEventTime``.
+        Result records carry the time of the timer that released them (at most the match's
+        ``ctx.timestamp()``).
         """
         if not isinstance(input, DataStream):
             raise TypeError(f"CEP.pattern needs a PyFlink DataStream or KeyedStream, got {input!r}")
@@ -405,12 +414,16 @@ class _CepFunction(KeyedProcessFunction):
         self.on_error = on_error
         self.late_data_tag = late_data_tag
         self.batch_timers = batch_timers
+        self.live_keys = LIVE_KEYS
 
     # -------------------------------------------------------------- lifecycle
 
     def open(self, runtime_context: Any) -> None:
         self._now = LONG_MIN
         self._spare: CepOperator | None = None
+        # every change is written to the ValueState too (what checkpoints hold); a restarted
+        # task opens the function again, with an empty cache
+        self._live: OrderedDict[Any, _KeyState] = OrderedDict()
         template = CepOperator(
             self.pattern,
             out_of_orderness=None,
@@ -458,10 +471,11 @@ class _CepFunction(KeyedProcessFunction):
 
     def process_element(self, value: Any, ctx: Any) -> Any:
         timer_service = ctx.timer_service()
-        state = self._state
         if self.processing_time:
             self._now = timer_service.current_processing_time()
-            ks = state.value()
+            key = ctx.get_current_key()
+            ks = self._lookup(key)
+            stored = ks is not None
             if ks is None:
                 ks = _KeyState()
             op = ks.op or self._operator(ks)
@@ -476,27 +490,29 @@ class _CepFunction(KeyedProcessFunction):
             if timestamp <= timer_service.current_watermark():
                 self._late.inc()
                 return ((self.late_data_tag, value),)
-            ks = state.value()
+            key = ctx.get_current_key()
+            ks = self._lookup(key)
+            stored = ks is not None
             if ks is None:
                 ks = _KeyState()
             op = ks.op or self._operator(ks)
             outputs = self._run(op.process_element, value, timestamp)
-            if not self.batch_timers:
-                timer_service.register_event_time_timer(timestamp)  # as Flink's CepOperator
-            elif ks.timer is None or timestamp < ks.timer:
-                timer_service.register_event_time_timer(timestamp)
-                ks.timer = timestamp
-        if op.has_state():
-            state.update(ks)
-        else:
-            state.clear()
-            self._spare = op
+            # a record the operator kept needs a timer at its time (one it dropped, an inert
+            # record of a key without state, needs none)
+            if op.has_state():
+                if not self.batch_timers:
+                    timer_service.register_event_time_timer(timestamp)  # as Flink's CepOperator
+                elif ks.timer is None or timestamp < ks.timer:
+                    timer_service.register_event_time_timer(timestamp)
+                    ks.timer = timestamp
+        self._store(key, ks, op, stored)
         if outputs:
             return self._emit(outputs, ctx)
         return ()
 
     def on_timer(self, timestamp: int, ctx: Any) -> Any:
-        ks = self._state.value()
+        key = ctx.get_current_key()
+        ks = self._lookup(key)
         if ks is None:
             return ()  # a timer left from a key whose state has been cleared
         op = ks.op or self._operator(ks)
@@ -507,29 +523,56 @@ class _CepFunction(KeyedProcessFunction):
             deadline = op.next_deadline()
             if deadline is not None:
                 timer_service.register_processing_time_timer(deadline)
-        elif not self.batch_timers:
-            # only the records of this timer's time: their results carry their own timestamp
-            outputs = self._run(op.process_watermark, timestamp)
-            deadline = op.next_deadline()
-            if deadline is not None:
-                timer_service.register_event_time_timer(deadline)
         else:
-            # everything up to the watermark at once; one pending timer per key
-            if ks.timer is not None and ks.timer <= timestamp:
+            # as Flink's CepOperator.onEventTime: everything buffered up to the current
+            # watermark, then time advanced to it (a match that only the passing of time
+            # releases carries the watermark as its timestamp)
+            timer = ks.timer
+            if timer is not None and timer <= timestamp:
                 ks.timer = None
-            outputs = self._run(op.process_watermark, max(timestamp, timer_service.current_watermark()))
+            watermark = max(timestamp, timer_service.current_watermark())
             deadline = op.next_deadline()
+            if deadline is not None and deadline <= watermark:
+                outputs = self._run(op.process_watermark, watermark)
+                deadline = op.next_deadline()
+            elif ks.timer == timer:
+                # a timer with nothing due (another firing ran the key already): advancing would
+                # change nothing but the operator's own watermark, so the state is not rewritten
+                return ()
+            else:
+                outputs = []
             if deadline is not None and (ks.timer is None or deadline < ks.timer):
                 timer_service.register_event_time_timer(deadline)
-                ks.timer = deadline
-        if op.has_state():
-            self._state.update(ks)
-        else:
-            self._state.clear()
-            self._spare = op
+                if self.batch_timers:
+                    ks.timer = deadline
+        self._store(key, ks, op, True)
         if outputs:
             return self._emit(outputs, ctx)
         return ()
+
+    def _lookup(self, key: Any) -> _KeyState | None:
+        """The key's state: live if the function holds it, else from the ValueState."""
+        live = self._live
+        ks = live.get(key)
+        if ks is None:
+            return self._state.value()  # type: ignore[no-any-return]
+        live.move_to_end(key)
+        return ks
+
+    def _store(self, key: Any, ks: _KeyState, op: CepOperator, stored: bool) -> None:
+        """Write the key's state back, or clear it (if stored) once the operator holds nothing."""
+        live = self._live
+        if op.has_state():
+            self._state.update(ks)
+            if key not in live:
+                live[key] = ks
+                if len(live) > self.live_keys:
+                    live.popitem(last=False)
+        else:
+            if stored:
+                self._state.clear()
+                live.pop(key, None)
+            self._spare = op
 
     @staticmethod
     def _run(call: Callable[..., list[Output]], *args: Any) -> list[Output]:

@@ -15,7 +15,8 @@ from typing import Any, ClassVar
 
 import attrs
 
-from flowcep.pattern import Pattern
+from flowcep.pattern import Pattern, to_millis
+from flowcep.runtime.bounded import bounded_outputs, check_evaluator, nfa_only
 from flowcep.runtime.functions import (
     Collector,
     Context,
@@ -60,13 +61,19 @@ class CEP:
         processing_time: bool = False,
         clock: Callable[[], int] | None = None,
         on_error: str = "raise",
+        evaluator: str = "nfa",
     ) -> PatternStream:
         """Detect ``pattern`` in ``events`` (any iterable, possibly unbounded); see ``CepOperator``.
 
         ``key_by`` and ``timestamp`` are functions of the event, or field names (``key_by="user"``:
-        ``event["user"]`` for a dict, else ``event.user``)."""
+        ``event["user"]`` for a dict, else ``event.user``).
+
+        ``evaluator``: ``"nfa"`` (the default), or for a finite, sized collection ``"optiseq"``,
+        ``"tree"`` or ``"auto"`` (the planner's choice): the bounded-data evaluators of
+        docs/bounded.md, which give the same matches on the patterns they serve."""
         if not isinstance(pattern, Pattern):
             raise TypeError(f"CEP.pattern needs a Pattern, got {pattern!r}")
+        check_evaluator(evaluator, events, pattern)
         return PatternStream(
             events,
             pattern,
@@ -77,6 +84,7 @@ class CEP:
             processing_time=processing_time,
             clock=clock,
             on_error=on_error,
+            evaluator=evaluator,
         )
 
 
@@ -94,6 +102,7 @@ class PatternStream:
     clock: Callable[[], int] | None = None
     on_error: str = "raise"
     late_data_tag: OutputTag = LATE_DATA
+    evaluator: str = "nfa"
 
     # -------------------------------------------------------------- configuration
 
@@ -218,6 +227,9 @@ class ResultStream(Iterator[Any]):
             timeout_handling=timeout_handling,
         )
         self._source = stream.events
+        self._key_by = stream.key_by
+        self._timestamp = stream.timestamp
+        self._out_of_orderness = to_millis(stream.out_of_orderness)
         self._iterator: Iterator[Any] | None = None
         self._function = function
         self._late_tag = stream.late_data_tag
@@ -228,6 +240,14 @@ class ResultStream(Iterator[Any]):
         self._context = Context(stream.clock or wall_clock_millis, self._emit_side)
         self._on_match: Callable[[Output], None] = _ignore
         self._on_timeout: Callable[[Output], None] = _ignore
+        self._evaluator = stream.evaluator
+        if self._evaluator != "nfa" and nfa_only(
+            self._evaluator,
+            timeout_handling=timeout_handling,
+            processing_time=stream.processing_time,
+            comparator=stream.comparator,
+        ):
+            self._evaluator = "nfa"
 
     # -------------------------------------------------------------- iteration
 
@@ -273,8 +293,10 @@ class ResultStream(Iterator[Any]):
             return False
         iterator = self._iterator
         if iterator is None:
-            iterator = self._iterator = iter(self._source)
             call_open(self._function)
+            if self._evaluator != "nfa" and self._run_bounded():
+                return True
+            iterator = self._iterator = iter(self._source)
         process = self.operator.process_element
         try:
             for event in iterator:
@@ -289,6 +311,23 @@ class ResultStream(Iterator[Any]):
             self._dispatch(exc.outputs)
             call_close(self._function)
             return True
+        self._finished = True
+        self._dispatch(outputs)
+        call_close(self._function)
+        return True
+
+    def _run_bounded(self) -> bool:
+        """The whole run through a bounded evaluator (runtime/bounded.py); False: use the NFA."""
+        outputs = bounded_outputs(
+            self._source,
+            self.operator.pattern,
+            self._evaluator,
+            key_by=self._key_by,
+            timestamp=self._timestamp,
+            out_of_orderness=self._out_of_orderness,
+        )
+        if outputs is None:
+            return False
         self._finished = True
         self._dispatch(outputs)
         call_close(self._function)

@@ -53,3 +53,22 @@ def test_run_cli_applies_select_to_matches_and_reports_bad_rows(spark, tmp_path)
         (4, "the key column(s) user are null"),
         (5, "the timestamp 'soon' in column ms cannot be parsed"),
     ]
+
+
+def test_run_cli_shapes_timeouts_with_the_pattern_files_timeout_function(spark, tmp_path):
+    rows = events(400, users=5, seed=21)
+    path = tmp_path / "events.jsonl"
+    _write_jsonl(path, rows)
+
+    def timeout(partial):
+        return {step: [e.id for e in evs] for step, evs in partial.items()}
+
+    records = list(run_cli(abc_pattern(), str(path), "jsonl", "user", "ms", 0, None, timeout))
+    timeouts = [r for r in records if r["kind"] == "timeout"]
+    assert timeouts and all("match" not in r for r in timeouts)
+    got = {}
+    for r in timeouts:
+        k = ("timeout", r["key"], tuple((step, tuple(ids)) for step, ids in r["value"].items()))
+        got[k] = got.get(k, 0) + 1
+    expected = {k: n for k, n in reference(rows, abc_pattern(), key="user").items() if k[0] == "timeout"}
+    assert got == expected

@@ -1,0 +1,335 @@
+"""Operator trees (seed 002, Cesar): sequence operators over step lists, shaped by a cost model.
+
+Leaves are the buffer-filtered step lists (a looping step's leaf is its Kleene operator: the
+subsets of its list that fit the window). Every inner node is a sequence operator joining two
+adjacent ranges of steps: its matching decision is the order and window check (a binary search
+in the right input, sorted by first position), the negations of the gap it closes (an anti-join:
+a binary search in the negated step's list), and the predicates pushed down to it; its
+composition function concatenates the two inputs.
+
+Predicate push-down: each iterative condition (a step's conjuncts after its leading simple ones,
+or an iterative negation) sits at the lowest operator that binds every step it reads (guessed by
+``readset``; a read outside the operator defers that predicate to the root for that candidate).
+
+Shape: dynamic programming over the ``(n-1)!``-many trees' ranges picks the cheapest by the cost
+model ``C = C_Q + P_Q * C_F`` summed over operators, with list sizes measured and an untested
+predicate's pass probability taken as 1/2, as in the paper.
+
+Predicate order: by default an operator evaluates its predicates in pattern order and a step's
+conjuncts in declaration order, so the condition that raises on an event is the one Flink would
+reach first. ``reorder=True`` opts in to the paper's strategy 1: each conjunct is its own
+predicate, pushed down on its own, and each operator orders its predicates by measured pass rate,
+lowest first, re-sorting as it goes.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from flowcep.bounded.plan import BoundedPattern, Conjunct
+from flowcep.bounded.predicates import Candidate, Checker, Lists, Unbound, order_key, windowed_subsets
+from flowcep.bounded.readset import strings_reached
+
+_RESORT_EVERY = 64
+#: a predicate check costs this many join steps (it builds the context a condition reads)
+PREDICATE_COST = 6.0
+
+
+@attrs.frozen(slots=True)
+class Predicate:
+    """An iterative check: step ``index``'s ``conjuncts`` (kind "step") or negated step ``k`` of
+    gap ``index`` (kind "not"); it needs steps ``need_lo..need_hi`` bound."""
+
+    kind: str
+    index: int
+    k: int
+    conjuncts: tuple[Conjunct, ...]
+    need_lo: int
+    need_hi: int
+    label: str
+
+
+@functools.lru_cache(maxsize=32)
+def predicates(bp: BoundedPattern, split_conjuncts: bool = False) -> tuple[Predicate, ...]:
+    """The iterative checks of ``bp`` in pattern order, each with the steps it needs (cached:
+    the runtime plans every key with the same pattern)."""
+    names = bp.names
+    index = {name: i for i, name in enumerate(names)}
+
+    def lowest(objs: Sequence[Any], upto: int) -> int:
+        read = set().union(*(strings_reached(o) for o in objs))
+        return min([upto] + [index[n] for n in read if n in index and index[n] <= upto])
+
+    out: list[Predicate] = []
+    for s, step in enumerate(bp.steps):
+        if step.rest:
+            groups = [(c,) for c in step.rest] if split_conjuncts else [step.rest]
+            for g in groups:
+                text = " and ".join(c.text for c in g)
+                out.append(
+                    Predicate("step", s, 0, g, lowest([c.fn for c in g], s), s, f"{step.name}: {text}")
+                )
+        if s < len(bp.negations):
+            for k, n in enumerate(bp.negations[s]):
+                if n.rest:
+                    text = " and ".join(c.text for c in n.rest)
+                    lo = lowest([c.fn for c in n.rest], s)
+                    out.append(Predicate("not", s, k, n.rest, lo, s + 1, f"not {n.name}: {text}"))
+    return tuple(out)
+
+
+@attrs.frozen(slots=True)
+class Node:
+    """An operator over steps ``lo..hi`` (a leaf when ``lo == hi``) with its pushed-down predicates."""
+
+    lo: int
+    hi: int
+    left: Node | None
+    right: Node | None
+    preds: tuple[int, ...]  # indices into the tree's predicate list
+    card: float
+    cost: float
+
+    def shape(self, names: Sequence[str]) -> str:
+        """The subtree: ``((a ; b) ; c)``."""
+        if self.left is None or self.right is None:
+            return names[self.lo]
+        return f"({self.operator(names)})"
+
+    def operator(self, names: Sequence[str]) -> str:
+        """This node alone: a leaf's step name, or ``left ; right``."""
+        if self.left is None or self.right is None:
+            return names[self.lo]
+        return f"{self.left.shape(names)} ; {self.right.shape(names)}"
+
+
+@attrs.frozen(slots=True)
+class TreePlan:
+    root: Node
+    preds: tuple[Predicate, ...]
+    reorder: bool
+
+    def nodes(self) -> list[Node]:
+        out: list[Node] = []
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            out.append(node)
+            if node.left is not None and node.right is not None:
+                stack.extend((node.right, node.left))
+        return out
+
+
+def _within(node_lo: int, node_hi: int, p: Predicate) -> bool:
+    return node_lo <= p.need_lo and p.need_hi <= node_hi
+
+
+def interval_cards(
+    bp: BoundedPattern,
+    sizes: Sequence[int],
+    neg_sizes: Sequence[Sequence[int]],
+    span: int,
+    preds: Sequence[Predicate] = (),
+) -> list[list[float]]:
+    """``card[a][b]``: the estimated partial matches over steps ``a..b`` that pass ``preds``.
+
+    Independence model: the product of the list sizes (a looping step counts its subsets in a
+    window), times ``window / span`` per step after the first (it must fall in the first one's
+    window) over ``k!`` (the ``k`` later events come in one order), times the chance that no
+    negated event falls in a gap, times 1/2 per predicate (the paper's prior).
+    """
+    h = len(bp.steps)
+    span = max(span, 1)
+    in_window = min(1.0, bp.window / span) if bp.window > 0 else 1.0
+    leaf = []
+    for s, step in enumerate(bp.steps):
+        n = float(sizes[s])
+        if step.looping:
+            n *= 2.0 ** min(max(n * in_window - step.min_times + 1, 0.0), 30.0)
+        leaf.append(n)
+    card = [[0.0] * h for _ in range(h)]
+    for a in range(h):
+        c = 1.0
+        for b in range(a, h):
+            c *= leaf[b]
+            if b > a:
+                c *= in_window / (b - a)
+                for size in neg_sizes[b - 1]:
+                    c *= math.exp(-size * in_window / 3)
+            passing = sum(1 for p in preds if a <= p.need_lo and p.need_hi <= b)
+            card[a][b] = c * 0.5**passing
+    return card
+
+
+def plan_tree(
+    bp: BoundedPattern,
+    sizes: Sequence[int],
+    neg_sizes: Sequence[Sequence[int]],
+    span: int,
+    reorder: bool = False,
+) -> TreePlan:
+    """The cheapest tree by the cost model (see the module docstring): an operator costs a
+    binary search per left input plus, per pair it tests, one unit and ``PREDICATE_COST`` per
+    predicate."""
+    preds = predicates(bp, split_conjuncts=reorder)
+    h = len(bp.steps)
+    raw = interval_cards(bp, sizes, neg_sizes, span)
+    card = interval_cards(bp, sizes, neg_sizes, span, preds)
+    best: dict[tuple[int, int], Node] = {}
+    for s in range(h):
+        here = tuple(i for i, p in enumerate(preds) if p.need_lo == s and p.need_hi == s)
+        best[(s, s)] = Node(s, s, None, None, here, card[s][s], raw[s][s] * len(here) * PREDICATE_COST)
+    for width in range(1, h):
+        for lo in range(0, h - width):
+            hi = lo + width
+            below = sum(1 for p in preds if _within(lo, hi, p))
+            options = []
+            for m in range(lo, hi):
+                left, right = best[(lo, m)], best[(m + 1, hi)]
+                here = tuple(
+                    i
+                    for i, p in enumerate(preds)
+                    if _within(lo, hi, p) and not _within(lo, m, p) and not _within(m + 1, hi, p)
+                )
+                pairs = raw[lo][hi] * 0.5 ** (below - len(here))
+                seek = left.card * (1.0 + math.log2(right.card + 1.0))
+                cost = left.cost + right.cost + seek + pairs * (1 + len(here) * PREDICATE_COST)
+                options.append(Node(lo, hi, left, right, here, card[lo][hi], cost))
+            best[(lo, hi)] = min(options, key=lambda node: node.cost)
+    return TreePlan(best[(0, h - 1)], tuple(preds), reorder)
+
+
+Entry = tuple[Candidate, tuple[int, ...]]  # a candidate over a node's steps, and its deferred predicates
+
+
+class _Run:
+    """One evaluation of a plan over one key's events."""
+
+    def __init__(
+        self, plan: TreePlan, bp: BoundedPattern, events: Sequence[Any], ts: Sequence[int], lists: Lists
+    ) -> None:
+        self.plan = plan
+        self.bp = bp
+        self.ts = ts
+        self.lists = lists
+        self.checker = Checker(bp, events, ts, lists)
+        self.stats: dict[int, list[int]] = {}
+
+    def check(self, p: Predicate, cand: Candidate, lo: int) -> bool:
+        if p.kind == "step":
+            return self.checker.step_holds(p.conjuncts, p.index, cand, lo)
+        return self.checker.negation_holds(p.index, p.k, cand, lo)
+
+    def filter(self, node: Node, entries: list[Entry]) -> list[Entry]:
+        """Keep the entries that pass the node's predicates; defer those that read unbound steps."""
+        if not node.preds:
+            return entries
+        preds = self.plan.preds
+        order = list(node.preds)
+        reorder = self.plan.reorder
+        stats = self.stats
+        seen = 0
+        out: list[Entry] = []
+        lo = node.lo
+        for cand, pending in entries:
+            ok = True
+            for i in order:
+                try:
+                    passed = self.check(preds[i], cand, lo)
+                except Unbound:
+                    pending = pending + (i,)
+                    continue
+                if reorder:
+                    counts = stats.setdefault(i, [0, 0])
+                    counts[0] += 1
+                    counts[1] += passed
+                if not passed:
+                    ok = False
+                    break
+            if ok:
+                out.append((cand, pending))
+            if reorder:
+                seen += 1
+                if seen % _RESORT_EVERY == 0:
+                    order.sort(key=lambda i: (stats[i][1] + 1) / (stats[i][0] + 2) if i in stats else 0.5)
+        return out
+
+    def leaf(self, node: Node) -> list[Entry]:
+        s = node.lo
+        step = self.bp.steps[s]
+        positions = self.lists.steps[s]
+        if step.looping:
+            subsets = windowed_subsets(positions, self.ts, self.bp.window, step.min_times, step.max_times)
+            entries: list[Entry] = [((c,), ()) for c in subsets]
+            entries.sort(key=lambda e: e[0][0])
+        else:
+            entries = [(((i,),), ()) for i in positions]
+        return self.filter(node, entries)
+
+    def join(self, node: Node) -> list[Entry]:
+        assert node.left is not None and node.right is not None
+        left = self.evaluate(node.left)
+        right = self.evaluate(node.right)
+        if not left or not right:
+            return []
+        ts = self.ts
+        n = len(ts)
+        window = self.bp.window
+        gap = node.left.hi
+        simple_neg = any(not x.rest for x in self.bp.negations[gap])
+        checker = self.checker
+        firsts = [cand[0][0] for cand, _ in right]
+        count = len(right)
+        out: list[Entry] = []
+        for lcand, lpending in left:
+            last = lcand[-1][-1]
+            end = bisect_left(ts, ts[lcand[0][0]] + window) if window > 0 else n
+            j = bisect_right(firsts, last)
+            while j < count and firsts[j] < end:
+                rcand, rpending = right[j]
+                j += 1
+                if rcand[-1][-1] >= end:
+                    continue
+                if simple_neg and not checker.simple_negation_holds(gap, last, rcand[0][0]):
+                    continue
+                out.append((lcand + rcand, lpending + rpending))
+        return self.filter(node, out)
+
+    def evaluate(self, node: Node) -> list[Entry]:
+        if node.left is None:
+            return self.leaf(node)
+        return self.join(node)
+
+    def run(self) -> list[Candidate]:
+        preds = self.plan.preds
+        found = []
+        for cand, pending in self.evaluate(self.plan.root):
+            if all(self.check(preds[i], cand, 0) for i in sorted(pending)):
+                found.append(cand)
+        found.sort(key=order_key)
+        return found
+
+
+def run_tree(
+    bp: BoundedPattern,
+    events: Sequence[Any],
+    ts: Sequence[int],
+    plan: TreePlan | None = None,
+    reorder: bool = False,
+    lists: Lists | None = None,
+) -> list[Candidate]:
+    """All matches of ``bp`` over one key's time-ordered ``events``, in ``order_key`` order."""
+    if lists is None:
+        lists = Lists.build(bp, events)
+    if plan is None:
+        span = ts[-1] - ts[0] + 1 if ts else 1
+        plan = plan_tree(
+            bp, [len(x) for x in lists.steps], [[len(x) for x in g] for g in lists.negations], span, reorder
+        )
+    return _Run(plan, bp, events, ts, lists).run()

@@ -1,0 +1,117 @@
+"""``of_type``: a step that matches complex events of a named type; and the check the hierarchy
+adds to every step of a level that reads complex events (precedence and the nested window)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from flowcep.hierarchy.event import ComplexEvent
+from flowcep.pattern import IterativeCondition, SimpleCondition
+
+
+class OfType(SimpleCondition):
+    """Accepts a ``ComplexEvent`` of type ``type_name`` for which ``condition`` (if any) holds."""
+
+    __slots__ = ("type_name", "condition")
+
+    def __init__(self, type_name: str, condition: Callable[[ComplexEvent], Any] | None = None) -> None:
+        if not isinstance(type_name, str) or not type_name:
+            raise TypeError(f"of_type needs the name of a complex event type, got {type_name!r}")
+        if condition is not None and not callable(condition):
+            raise TypeError(f"of_type's condition must be a callable of the complex event, got {condition!r}")
+        self.type_name = type_name
+        self.condition = condition
+
+    def filter(self, value: Any) -> bool:
+        if type(value) is not ComplexEvent or value.type != self.type_name:
+            return False
+        condition = self.condition
+        return condition is None or bool(condition(value))
+
+    def compile(self) -> tuple[Callable[..., Any], bool]:
+        name = self.type_name
+        condition = self.condition
+        if condition is None:
+
+            def of_type(value: Any) -> bool:
+                return type(value) is ComplexEvent and value.type == name
+
+        else:
+
+            def of_type(value: Any) -> bool:
+                return type(value) is ComplexEvent and value.type == name and bool(condition(value))
+
+        return of_type, False
+
+    def __repr__(self) -> str:
+        return f"of_type({self.type_name!r}{'' if self.condition is None else ', ...'})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is OfType and (self.type_name, self.condition) == (other.type_name, other.condition)
+
+    def __hash__(self) -> int:
+        return hash((self.type_name, id(self.condition)))
+
+
+class IsRaw(SimpleCondition):
+    """Put by the hierarchy before the condition of a raw step in a level that also reads complex
+    events: such a step sees raw events only, so its condition never meets a complex event."""
+
+    __slots__ = ()
+
+    def filter(self, value: Any) -> bool:
+        return type(value) is not ComplexEvent
+
+    def __repr__(self) -> str:
+        return "is_raw"
+
+
+def of_type(type_name: str, condition: Callable[[ComplexEvent], Any] | None = None) -> OfType:
+    """The condition of a step that matches complex events of type ``type_name``:
+    ``.where(of_type("incident", lambda c: c.severity > 2))``."""
+    return OfType(type_name, condition)
+
+
+class Nested(IterativeCondition):
+    """Added by the hierarchy to every step of a level that reads complex events: the event must
+    start after every event already in the partial match ends (seed 004's sequence), and, with a
+    window ``T``, end less than ``T`` after the partial match's first start (the nested window:
+    a constituent's own window already holds at its level)."""
+
+    __slots__ = ("names", "window", "interval")
+
+    def __init__(
+        self, names: tuple[str, ...], window: int | None, interval: Callable[[Any], tuple[int, int]]
+    ) -> None:
+        self.names = names
+        self.window = window
+        self.interval = interval
+
+    def filter(self, value: Any, ctx: Any) -> bool:
+        # The partial match's events are in time order along the pattern's steps (this check
+        # keeps them so, and raw steps before it come in timestamp order): its last step with
+        # events ends last, its first starts first.
+        interval = self.interval
+        start, end = interval(value)
+        get = ctx.get_events_for_pattern
+        names = self.names
+        for name in reversed(names):
+            events = get(name)
+            if events:
+                if interval(events[-1])[1] >= start:
+                    return False
+                break
+        else:
+            return self.window is None or end - start < self.window
+        window = self.window
+        if window is None:
+            return True
+        for name in names:
+            events = get(name)
+            if events:
+                return end - interval(events[0])[0] < window
+        return True  # not reached: some step has events
+
+    def __repr__(self) -> str:
+        return f"nested(window={self.window})"

@@ -1,0 +1,93 @@
+"""``ComplexEvent``: what one level of a hierarchy detects, and what the levels above it read."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+
+class ComplexEvent:
+    """A detected complex event: its ``type`` (the level's name), ``key``, the interval
+    ``[start, end]`` in event-time milliseconds, its ``attributes`` (what the level's composition
+    function built) and ``match``, the constituents by step name (raw events and lower complex
+    events), as the level's ``Pattern`` matched them.
+
+    Conditions read attributes as ``c.severity`` or ``c["severity"]``; an attribute whose name is
+    one of the fields above is read with ``c["start"]`` only.
+    """
+
+    __slots__ = ("type", "key", "start", "end", "attributes", "match")
+
+    def __init__(
+        self,
+        type: str,
+        key: Any,
+        start: int,
+        end: int,
+        attributes: Mapping[str, Any],
+        match: Mapping[str, list[Any]],
+    ) -> None:
+        self.type = type
+        self.key = key
+        self.start = start
+        self.end = end
+        self.attributes = attributes
+        self.match = match
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached when ``name`` is not a field: an attribute the composition function built
+        try:
+            attributes = object.__getattribute__(self, "attributes")
+        except AttributeError:  # while unpickling, before the fields are set
+            raise AttributeError(name) from None
+        try:
+            return attributes[name]
+        except KeyError:
+            raise AttributeError(
+                f"complex event {self.type!r} has no attribute {name!r} "
+                f"(it has {sorted(attributes)!r})"
+            ) from None
+
+    def __getitem__(self, name: str) -> Any:
+        return self.attributes[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.attributes.get(name, default)
+
+    def constituents(self) -> Iterator[Any]:
+        """The match's events in pattern order (raw events and complex events)."""
+        for events in self.match.values():
+            yield from events
+
+    def raw_events(self) -> list[Any]:
+        """Every raw event underneath, depth first in pattern order."""
+        out: list[Any] = []
+        for event in self.constituents():
+            if type(event) is ComplexEvent:
+                out.extend(event.raw_events())
+            else:
+                out.append(event)
+        return out
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ComplexEvent, (self.type, self.key, self.start, self.end, self.attributes, self.match))
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not ComplexEvent:
+            return NotImplemented
+        return (self.type, self.key, self.start, self.end, self.attributes, self.match) == (
+            other.type,
+            other.key,
+            other.start,
+            other.end,
+            other.attributes,
+            other.match,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"ComplexEvent({self.type!r}, key={self.key!r}, [{self.start}, {self.end}], "
+            f"{dict(self.attributes)!r})"
+        )
