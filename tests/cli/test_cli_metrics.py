@@ -103,3 +103,11 @@ def test_a_port_in_use_is_a_usage_error(
         run = cli("run", pattern, events, "--key", "user", "--timestamp", "ts", "--metrics-port", port)
     assert (run.status, run.out) == (2, "")  # type: ignore[attr-defined]
     assert f"--metrics-port {port}: cannot serve metrics there" in run.err  # type: ignore[attr-defined]
+
+
+def test_metrics_need_the_nfa_evaluator(write: Callable[[str, str], Path], cli: Callable[..., object]) -> None:
+    pattern = write("p.py", AB_PATTERN)
+    events = write("in.jsonl", '{"user": "ann", "ts": 1, "kind": "a"}\n')
+    run = cli("run", pattern, events, "--evaluator", "optiseq", "--metrics-port", free_port())
+    assert (run.status, run.out) == (2, "")  # type: ignore[attr-defined]
+    assert "--metrics-port works with one pattern and the nfa evaluator only" in run.err  # type: ignore[attr-defined]
