@@ -15,7 +15,10 @@ def test_times_are_iso_text_decimals_numbers_and_binary_base64() -> None:
         "amount": Decimal("12.50"),
         "blob": b"\x00\xff",
     }
-    assert dumps(row) == '{"at": "2026-03-02T11:31:13+00:00", "day": "2026-03-02", "amount": 12.5, "blob": "AP8="}'
+    assert (
+        dumps(row)
+        == '{"at": "2026-03-02T11:31:13+00:00", "day": "2026-03-02", "amount": 12.5, "blob": "AP8="}'
+    )
 
 
 def test_nan_and_infinities_are_null() -> None:
