@@ -22,7 +22,7 @@ $(VENV)/.core: pyproject.toml
 
 $(VENV)/.installed: pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
-	$(VENV)/bin/pip install $(PIP_FLAGS) -e '.[dev,spark]'
+	$(VENV)/bin/pip install $(PIP_FLAGS) -e '.[dev,spark,frames,metrics]'
 	touch $(VENV)/.core $@
 
 # PyFlink 2.3 and its pinned dependencies live apart from pyspark's.
@@ -47,7 +47,7 @@ $(PYPY_VENV)/.installed: pyproject.toml
 	@if command -v $(PYPY) >/dev/null || { $(INSTALL_PYPY) && command -v $(PYPY) >/dev/null; }; then \
 		set -ex; \
 		test -d $(PYPY_VENV) || $(PYPY) -m venv $(PYPY_VENV); \
-		$(PYPY_VENV)/bin/pip install $(PIP_FLAGS) -e '.[test]'; \
+		$(PYPY_VENV)/bin/pip install $(PIP_FLAGS) -e '.[test,metrics]'; \
 		touch $@; \
 	elif [ "$(CI)" = true ]; then \
 		echo "make: error: PyPy ($(PYPY)) is missing and could not be installed; CI=true needs it: $(PYPY_HOWTO)" >&2; \

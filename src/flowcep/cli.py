@@ -2,7 +2,7 @@
 
     flowcep run PATTERN INPUT [--key COL] [--timestamp COL] [--out-of-orderness D]
                               [--format csv|jsonl|parquet] [--engine local|spark] [--output FILE]
-                              [--keep-going] [--quiet] [--progress]
+                              [--keep-going] [--metrics-port N] [--quiet] [--progress]
                               [--evaluator nfa|optiseq|tree|auto]
     flowcep explain PATTERN [--dot FILE] [--svg FILE] [--png FILE]
                             [--evaluator nfa|optiseq|tree|auto [--input FILE] [--key COL] [--timestamp COL]]
@@ -106,6 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
             "write every bad record (invalid JSON or CSV, a missing column, an unparsable timestamp, "
             "a condition that raises) as kind bad_record with its line, and carry on (default: stop there)"
         ),
+    )
+    run.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="N",
+        help="serve Prometheus metrics at http://0.0.0.0:N/metrics while running (extra flowcep[metrics])",
     )
     run.add_argument("--quiet", "-q", action="store_true", help="no progress line and no summary")
     run.add_argument(
@@ -280,11 +286,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise CliError("--engine spark does not run event hierarchies yet; use the local engine", EXIT_USAGE)
 
     if args.engine == "spark":
+        if args.metrics_port is not None:
+            raise CliError("--metrics-port works with --engine local only", EXIT_USAGE)
         if args.evaluator != "nfa":
             raise CliError("--evaluator works with --engine local only", EXIT_USAGE)
         return _run_spark(args, pf, fmt, out_of_orderness)
     if args.evaluator != "nfa" and pf.hierarchy is not None:
         raise CliError("--evaluator does not run event hierarchies; use the default, nfa", EXIT_USAGE)
+    if args.metrics_port is not None and (pf.hierarchy is not None or args.evaluator != "nfa"):
+        # what is exported is one CepOperator's stats(), which the NFA fills as it reads
+        raise CliError("--metrics-port works with one pattern and the nfa evaluator only", EXIT_USAGE)
     if args.evaluator != "nfa":
         from flowcep.runtime.bounded import nfa_only
 
@@ -390,6 +401,7 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
         op = _make_hierarchy_operator(pf.hierarchy, key_col, ts_col, out_of_orderness)
     else:
         op = _make_operator(pf.pattern, key_col, out_of_orderness)
+    process, flush = _serve_metrics(op, args.metrics_port)
     # a bounded evaluator reads everything first (None: the NFA matches as it reads)
     bounded: list[tuple[Any, int]] | None = [] if args.evaluator != "nfa" else None
     counts = dict.fromkeys(KINDS, 0)
@@ -456,7 +468,10 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
                     except ValueError as e:
                         what = f"column {ts_col!r}: {e}"
                         bad_input(
-                            line, record, f"unparsable timestamp: {what}", f"unparsable timestamp at {where()}: {what}"
+                            line,
+                            record,
+                            f"unparsable timestamp: {what}",
+                            f"unparsable timestamp at {where()}: {what}",
                         )
                         continue
                     last_raw_ts = raw_ts
@@ -465,7 +480,7 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
                     bounded.append((record, ts))
                     continue
                 try:
-                    outputs = op.process_element(record, timestamp=ts)
+                    outputs = process(record, timestamp=ts)
                 except Exception as e:
                     raise _matching_error(e, where()) from e
                 if outputs:
@@ -476,7 +491,7 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
             if bounded is not None:
                 emit(_run_bounded(op, bounded, args.evaluator, key_col, out_of_orderness, where))
             try:
-                outputs = _flush_warning_plainly(op)
+                outputs = flush(op)
             except Exception as e:
                 raise _matching_error(e, where()) from e
             emit(outputs)
@@ -488,6 +503,37 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
     if not args.quiet:
         print(summary_line(events, elapsed, counts), file=sys.stderr)
     return EXIT_OK
+
+
+def _serve_metrics(op: Any, port: int | None) -> tuple[Callable[..., Any], Callable[[Any], list[Any]]]:
+    """The operator's process and flush calls; with a port, they hold the lock that a scrape of
+    the Prometheus endpoint served there takes to read ``stats()``."""
+    if port is None:
+        return op.process_element, _flush_warning_plainly
+    try:
+        from flowcep.runtime.metrics import OperatorMetrics, serve_prometheus
+
+        metrics = OperatorMetrics(op)
+        serve_prometheus(metrics, port)
+    except ImportError as e:
+        raise CliError(
+            f"--metrics-port needs prometheus-client: pip install 'flowcep[metrics]' ({e})", EXIT_DEPENDENCY
+        ) from None
+    except OSError as e:
+        raise CliError(
+            f"--metrics-port {port}: cannot serve metrics there: {e.strerror or e}", EXIT_USAGE
+        ) from None
+    lock = metrics.lock
+
+    def process(event: Any, timestamp: int) -> list[Any]:
+        with lock:
+            return op.process_element(event, timestamp)  # type: ignore[no-any-return]
+
+    def flush(op: Any) -> list[Any]:
+        with lock:
+            return _flush_warning_plainly(op)
+
+    return process, flush
 
 
 def _run_bounded(

@@ -8,8 +8,9 @@ methods change the current node and return it, exactly as in Flink.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, overload
 
 from flowcep.pattern.aftermatch import AfterMatchSkipStrategy
 from flowcep.pattern.conditions import (
@@ -29,6 +30,16 @@ from flowcep.pattern.exceptions import (
     UnsupportedOperationException,
 )
 from flowcep.pattern.quantifier import ConsumingStrategy, Quantifier, QuantifierProperty, Times
+
+if TYPE_CHECKING:
+    # a default of Any: ``Pattern.begin("a")`` and a bare ``Pattern`` annotation mean Pattern[Any]
+    from typing_extensions import TypeVar
+
+    E = TypeVar("E", default=Any)
+else:
+    from typing import TypeVar
+
+    E = TypeVar("E")  # (TypeVar takes a default from Python 3.13 on)
 
 _NOT_STRATEGIES = (ConsumingStrategy.NOT_FOLLOW, ConsumingStrategy.NOT_NEXT)
 _OPTIONAL_TO_NOT = (
@@ -54,8 +65,13 @@ def _check_name(name: Any) -> str:
     return name
 
 
-class Pattern:
-    """One step of a pattern; see the module docstring."""
+class Pattern(Generic[E]):
+    """One step of a pattern over events of type ``E``; see the module docstring.
+
+    ``Pattern[Stock].begin("start")`` types the conditions' events: mypy then checks
+    ``.where(lambda e: e.price > 10)`` against ``Stock``. ``Pattern.begin("start")`` is a
+    ``Pattern[Any]``, unchecked.
+    """
 
     __slots__ = (
         "name",
@@ -71,12 +87,12 @@ class Pattern:
     def __init__(
         self,
         name: str,
-        previous: Pattern | None,
+        previous: Pattern[E] | None,
         consuming_strategy: ConsumingStrategy,
         skip_strategy: AfterMatchSkipStrategy,
     ) -> None:
         self.name: str = name
-        self.previous: Pattern | None = previous
+        self.previous: Pattern[E] | None = previous
         self.condition: Condition | None = None
         self.until_condition: Condition | None = None
         self.quantifier: Quantifier = Quantifier.one(consuming_strategy)
@@ -86,8 +102,10 @@ class Pattern:
 
     # ---------------------------------------------------------------- starting and chaining
 
-    @staticmethod
-    def begin(name: str | Pattern, skip_strategy: AfterMatchSkipStrategy | None = None) -> Pattern:
+    @classmethod
+    def begin(
+        cls: type[Pattern[E]], name: str | Pattern[Any], skip_strategy: AfterMatchSkipStrategy | None = None
+    ) -> Pattern[E]:
         """The first step; a Pattern argument starts with a group."""
         skip = AfterMatchSkipStrategy.no_skip() if skip_strategy is None else skip_strategy
         if not isinstance(skip, AfterMatchSkipStrategy):
@@ -96,53 +114,65 @@ class Pattern:
             return GroupPattern(None, name, ConsumingStrategy.STRICT, skip)
         return Pattern(_check_name(name), None, ConsumingStrategy.STRICT, skip)
 
-    def _append(self, name: str | Pattern, strategy: ConsumingStrategy) -> Pattern:
+    def _append(self, name: str | Pattern[Any], strategy: ConsumingStrategy) -> Pattern[E]:
         if isinstance(name, Pattern):
             return GroupPattern(self, name, strategy, self.skip_strategy)
         return Pattern(_check_name(name), self, strategy, self.skip_strategy)
 
-    def next(self, name: str | Pattern) -> Pattern:
+    def next(self, name: str | Pattern[Any]) -> Pattern[E]:
         """A step with strict contiguity."""
         return self._append(name, ConsumingStrategy.STRICT)
 
-    def followed_by(self, name: str | Pattern) -> Pattern:
+    def followed_by(self, name: str | Pattern[Any]) -> Pattern[E]:
         """A step with relaxed contiguity (skip till next)."""
         return self._append(name, ConsumingStrategy.SKIP_TILL_NEXT)
 
-    def followed_by_any(self, name: str | Pattern) -> Pattern:
+    def followed_by_any(self, name: str | Pattern[Any]) -> Pattern[E]:
         """A step with non-deterministic relaxed contiguity (skip till any)."""
         return self._append(name, ConsumingStrategy.SKIP_TILL_ANY)
 
-    def _append_not(self, name: str, strategy: ConsumingStrategy) -> Pattern:
+    def _append_not(self, name: str, strategy: ConsumingStrategy) -> Pattern[E]:
         if isinstance(name, Pattern):
             raise TypeError("A NOT pattern cannot be a group pattern")
         if self.quantifier.has_property(QuantifierProperty.OPTIONAL):
             raise UnsupportedOperationException(_OPTIONAL_TO_NOT)
         return Pattern(_check_name(name), self, strategy, self.skip_strategy)
 
-    def not_next(self, name: str) -> Pattern:
+    def not_next(self, name: str) -> Pattern[E]:
         """No event matching the new step may directly follow."""
         return self._append_not(name, ConsumingStrategy.NOT_NEXT)
 
-    def not_followed_by(self, name: str) -> Pattern:
+    def not_followed_by(self, name: str) -> Pattern[E]:
         """No event matching the new step may occur before the next step."""
         return self._append_not(name, ConsumingStrategy.NOT_FOLLOW)
 
     # ---------------------------------------------------------------- conditions
 
-    def where(self, condition: Any) -> Pattern:
+    @overload
+    def where(self, condition: Callable[[E], object]) -> Pattern[E]: ...
+    @overload
+    def where(self, condition: Callable[[E, Any], object]) -> Pattern[E]: ...
+    @overload
+    def where(self, condition: Condition) -> Pattern[E]: ...
+    def where(self, condition: Any) -> Pattern[E]:
         """AND a condition (a ``Condition`` or a callable of ``(event)`` or ``(event, ctx)``)."""
         cond = as_condition(condition)
         self.condition = cond if self.condition is None else RichAndCondition(self.condition, cond)
         return self
 
-    def or_(self, condition: Any) -> Pattern:
+    @overload
+    def or_(self, condition: Callable[[E], object]) -> Pattern[E]: ...
+    @overload
+    def or_(self, condition: Callable[[E, Any], object]) -> Pattern[E]: ...
+    @overload
+    def or_(self, condition: Condition) -> Pattern[E]: ...
+    def or_(self, condition: Any) -> Pattern[E]:
         """OR a condition with the current one (Flink's ``or``; alone it is just ``where``)."""
         cond = as_condition(condition)
         self.condition = cond if self.condition is None else RichOrCondition(self.condition, cond)
         return self
 
-    def subtype(self, subtype: type | tuple[type, ...]) -> Pattern:
+    def subtype(self, subtype: type | tuple[type, ...]) -> Pattern[E]:
         """AND an ``isinstance`` check."""
         if subtype is None:
             raise NullPointerException("The class cannot be null.")
@@ -150,7 +180,13 @@ class Pattern:
         self.condition = cond if self.condition is None else RichAndCondition(self.condition, cond)
         return self
 
-    def until(self, condition: Any) -> Pattern:
+    @overload
+    def until(self, condition: Callable[[E], object]) -> Pattern[E]: ...
+    @overload
+    def until(self, condition: Callable[[E, Any], object]) -> Pattern[E]: ...
+    @overload
+    def until(self, condition: Condition) -> Pattern[E]: ...
+    def until(self, condition: Any) -> Pattern[E]:
         """Stop condition of a looping step."""
         if condition is None:
             raise NullPointerException("The condition cannot be null")  # sic: Flink has no period here
@@ -165,7 +201,7 @@ class Pattern:
 
     def within(
         self, duration: Duration | None, within_type: WithinType = WithinType.FIRST_AND_LAST
-    ) -> Pattern:
+    ) -> Pattern[E]:
         """Window of the match (or, PREVIOUS_AND_CURRENT, between consecutive events); None is a no-op."""
         ms = window_millis(duration)
         if ms is not None:
@@ -190,13 +226,13 @@ class Pattern:
         if self.previous is not None and self.previous.quantifier.has_property(QuantifierProperty.GREEDY):
             raise MalformedPatternException("Optional pattern cannot be preceded by greedy pattern")
 
-    def optional(self) -> Pattern:
+    def optional(self) -> Pattern[E]:
         """The step may be skipped."""
         self._check_previous_not_greedy()
         self.quantifier.optional()
         return self
 
-    def one_or_more(self, window: Duration | None = None) -> Pattern:
+    def one_or_more(self, window: Duration | None = None) -> Pattern[E]:
         """One or more occurrences (``window``: the per-quantifier window)."""
         self._check_no_not()
         self._check_quantifier_not_applied()
@@ -205,7 +241,7 @@ class Pattern:
         self.times_ = times
         return self
 
-    def times_or_more(self, times: int, window: Duration | None = None) -> Pattern:
+    def times_or_more(self, times: int, window: Duration | None = None) -> Pattern[E]:
         """``times`` or more occurrences."""
         self._check_no_not()
         self._check_quantifier_not_applied()
@@ -214,7 +250,9 @@ class Pattern:
         self.times_ = bounds
         return self
 
-    def times(self, from_: int, to: int | timedelta | str | None = None, window: Duration | None = None) -> Pattern:
+    def times(
+        self, from_: int, to: int | timedelta | str | None = None, window: Duration | None = None
+    ) -> Pattern[E]:
         """Exactly ``from_`` occurrences, or between ``from_`` and ``to``.
 
         ``times(n)``, ``times(a, b)``, ``times(n, timedelta)``, ``times(n, "10s")``,
@@ -246,7 +284,7 @@ class Pattern:
         self.times_ = times
         return self
 
-    def greedy(self) -> Pattern:
+    def greedy(self) -> Pattern[E]:
         """A looping step takes as many events as it can."""
         self._check_no_not()
         if isinstance(self, GroupPattern):
@@ -254,12 +292,12 @@ class Pattern:
         self.quantifier.greedy()
         return self
 
-    def allow_combinations(self) -> Pattern:
+    def allow_combinations(self) -> Pattern[E]:
         """Relaxed, non-deterministic contiguity between repetitions."""
         self.quantifier.combinations()
         return self
 
-    def consecutive(self) -> Pattern:
+    def consecutive(self) -> Pattern[E]:
         """Strict contiguity between repetitions."""
         self.quantifier.consecutive()
         return self
@@ -270,7 +308,7 @@ class Pattern:
         """The step name."""
         return self.name
 
-    def get_previous(self) -> Pattern | None:
+    def get_previous(self) -> Pattern[E] | None:
         """The previous node."""
         return self.previous
 
@@ -327,31 +365,31 @@ class Pattern:
         )
 
 
-class GroupPattern(Pattern):
+class GroupPattern(Pattern[E]):
     """A step made of a whole sub-pattern; quantifiers apply to the group."""
 
     __slots__ = ("raw_pattern",)
 
     def __init__(
         self,
-        previous: Pattern | None,
-        raw_pattern: Pattern,
+        previous: Pattern[E] | None,
+        raw_pattern: Pattern[Any],
         consuming_strategy: ConsumingStrategy,
         skip_strategy: AfterMatchSkipStrategy,
     ) -> None:
         super().__init__("GroupPattern", previous, consuming_strategy, skip_strategy)
-        self.raw_pattern: Pattern = raw_pattern
+        self.raw_pattern: Pattern[Any] = raw_pattern
 
-    def where(self, condition: Any) -> Pattern:
+    def where(self, condition: Any) -> Pattern[E]:
         raise UnsupportedOperationException("GroupPattern does not support where clause.")
 
-    def or_(self, condition: Any) -> Pattern:
+    def or_(self, condition: Any) -> Pattern[E]:
         raise UnsupportedOperationException("GroupPattern does not support or clause.")
 
-    def subtype(self, subtype: type | tuple[type, ...]) -> Pattern:
+    def subtype(self, subtype: type | tuple[type, ...]) -> Pattern[E]:
         raise UnsupportedOperationException("GroupPattern does not support subtype clause.")
 
-    def get_raw_pattern(self) -> Pattern:
+    def get_raw_pattern(self) -> Pattern[Any]:
         """The last node of the group's sub-pattern."""
         return self.raw_pattern
 

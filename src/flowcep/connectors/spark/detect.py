@@ -29,6 +29,7 @@ def detect(
     on_invalid: str | None = None,
     state_ttl: int | timedelta | str | None = None,
     buckets: int = DEFAULT_BUCKETS,
+    observe: str | None = None,
 ) -> DataFrame:
     """Run ``pattern`` over ``df`` per ``key`` in ``timestamp`` order; a DataFrame of results.
 
@@ -43,7 +44,9 @@ def detect(
     ``out_of_orderness`` is the watermark delay (ms, ``timedelta`` or ``"10 seconds"``),
     ``state_ttl`` (streaming) drops a key's state once Spark's watermark is that far past the
     key's latest event, ``buckets`` (streaming) is how many state-store groups the keys are
-    hashed into (fixed for the life of a checkpoint).
+    hashed into (fixed for the life of a checkpoint). ``observe`` (default output only) names
+    Spark observed metrics counting each kind of result: a streaming query reports them per
+    micro-batch in its progress (``query.lastProgress["observedMetrics"][observe]``).
     """
     invalid = bad_input_choice(on_error, on_invalid)
     if (select is None) != (output_schema is None):
@@ -60,8 +63,10 @@ def detect(
     if key_names == []:
         raise ValueError("key must name at least one column (or be None for one global key)")
     check_columns(df, key_names, timestamp)
+    if observe is not None and select is not None:
+        raise ValueError("observe counts the default output's kinds: it does not go with select")
     if select is None:
-        return build(
+        out = build(
             df,
             pattern,
             key_names,
@@ -74,9 +79,18 @@ def detect(
             INTERNAL_SCHEMA,
             buckets,
         )
+        return out if observe is None else observed(out, observe)
     assert output_schema is not None  # given with select (checked above)
     mode = "select1" if select_arity(select) == 1 else "select3"
     return build(df, pattern, key_names, timestamp, delay, ttl, invalid, mode, select, output_schema, buckets)
+
+
+def observed(out: DataFrame, name: str) -> DataFrame:
+    """``out`` with Spark observed metrics ``name``: the results of each kind (per micro-batch)."""
+    kind = F.col("kind")
+    # count (not sum) of a when: 0, never null, in a micro-batch without results
+    counts = [F.count(F.when(kind == k, 1)).alias(k) for k in ("match", "timeout", "late", "invalid")]
+    return out.observe(name, F.count(F.lit(1)).alias("results"), *counts)
 
 
 def bad_input_choice(on_error: str | None, on_invalid: str | None) -> str:

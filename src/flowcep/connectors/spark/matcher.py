@@ -15,11 +15,12 @@ into it. It also turns the operator's outputs into result rows, in one of four m
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from pyspark.sql import Row
+
+from flowcep.connectors.selecting import select_arity as select_arity  # (its import path here)
 
 from .values import dumps, event_class, item_reader, result_class
 
@@ -40,24 +41,6 @@ ON_INVALID = ("output", "raise")
 
 class InvalidRowError(ValueError):
     """A row with a null key or a null/unparsable timestamp, with ``on_error="raise"``."""
-
-
-def select_arity(fn: Callable[..., Any]) -> int:
-    """1 for ``select(match)``, 3 for ``select(kind, key, events)``."""
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return 1
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    required = len([p for p in positional if p.default is p.empty])
-    varargs = any(p.kind is p.VAR_POSITIONAL for p in params)
-    if required == 1:
-        return 1
-    if required == 3 or (required < 3 and (len(positional) >= 3 or varargs)):
-        return 3
-    if required == 0 and positional:
-        return 1
-    raise TypeError("select must take one argument (match) or three (kind, key, events)")
 
 
 class Matcher:

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import base64
 import functools
-import json
 import keyword
-import math
 from collections.abc import Callable
-from datetime import date, datetime, time, timedelta
-from decimal import Decimal
+from datetime import timedelta
 from operator import itemgetter
 from typing import Any
 
+from flowcep.connectors.jsontext import dumps as dumps  # (its import path in the connector)
 from flowcep.pattern.durations import parse_duration
 
 try:  # the C accessor of namedtuple fields: reads the tuple's item, no __getitem__ call
@@ -71,64 +68,6 @@ def timestamp_ms(dtype: T.DataType, name: str) -> Column:
 def quote(name: str) -> str:
     """A column reference in SQL text (try_cast has no Python function in every 4.x)."""
     return "`" + name.replace("`", "``") + "`"
-
-
-# ----------------------------------------------------------------------------- JSON
-
-
-def _json_default(value: Any) -> Any:
-    """``json.dumps`` fallback for Spark values."""
-    if isinstance(value, datetime | date | time):
-        return value.isoformat()
-    if isinstance(value, Decimal):
-        return float(value) if value.is_finite() else str(value)
-    if isinstance(value, bytes | bytearray):
-        return base64.b64encode(value).decode("ascii")
-    if isinstance(value, timedelta):
-        return value.total_seconds()
-    if isinstance(value, set | frozenset):
-        return sorted(value, key=repr)
-    if hasattr(value, "__iter__"):
-        return list(value)
-    return repr(value)
-
-
-def _encoder() -> Callable[[Any], str]:
-    """One encoder for every call: ``json.dumps`` with options builds a new one each time, and
-    ``JSONEncoder.encode`` its C function (together ~2 µs of a match's 7). The C function is
-    private to the json module; without it (not CPython), the encoder's own ``encode``."""
-    try:
-        from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
-    except ImportError:  # pragma: no cover - not CPython
-        c_make_encoder = None
-    if c_make_encoder is None:  # pragma: no cover - not CPython
-        return json.JSONEncoder(default=_json_default, ensure_ascii=False, allow_nan=False).encode
-    # no circular-reference markers (rows are trees), not sorted, no skipped keys, no NaN
-    chunks = c_make_encoder(None, _json_default, encode_basestring, None, ": ", ", ", False, False, False)
-    return lambda value: "".join(chunks(value, 0))
-
-
-_ENCODE = _encoder()
-
-
-def dumps(value: Any) -> str:
-    """JSON text of a Spark value; NaN and infinities (which JSON lacks) as null."""
-    try:
-        return _ENCODE(value)
-    except ValueError:
-        return json.dumps(_no_nan(value), default=_json_default, ensure_ascii=False)
-
-
-def _no_nan(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Row):
-        return _no_nan(value.asDict(True))
-    if isinstance(value, dict):
-        return {k: _no_nan(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_no_nan(v) for v in value]
-    return value
 
 
 # ----------------------------------------------------------------------------- events
