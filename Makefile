@@ -75,6 +75,7 @@ test-pypy: setup-pypy
 
 lint: setup
 	$(VENV)/bin/ruff check src tests benchmarks examples
+	$(VENV)/bin/ruff format --check src tests benchmarks examples
 	$(VENV)/bin/mypy src
 	$(VENV)/bin/mypy --strict --follow-imports=silent src/flowcep/pattern src/flowcep/nfa src/flowcep/sharedbuffer
 

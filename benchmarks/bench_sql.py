@@ -44,16 +44,26 @@ def hand_written() -> Pattern:
 
     return (
         Pattern.begin("A", AfterMatchSkipStrategy.skip_past_last_event())
-        .next("B").where(falling).one_or_more().consecutive().greedy()
-        .next("C").where(rising)
+        .next("B")
+        .where(falling)
+        .one_or_more()
+        .consecutive()
+        .greedy()
+        .next("C")
+        .where(rising)
         .within(10_000)
     )
 
 
 def select(m: dict[str, list[Any]]) -> dict[str, Any]:
     b = m["B"]
-    return {"symbol": m["A"][0]["symbol"], "startPrice": m["A"][0]["price"], "bottom": b[-1]["price"],
-            "endPrice": m["C"][0]["price"], "drops": len(b)}
+    return {
+        "symbol": m["A"][0]["symbol"],
+        "startPrice": m["A"][0]["price"],
+        "bottom": b[-1]["price"],
+        "endPrice": m["C"][0]["price"],
+        "drops": len(b),
+    }
 
 
 def events(n: int) -> list[dict[str, Any]]:
@@ -86,7 +96,9 @@ def main() -> None:
         seconds, counts["sql"] = timed(lambda: run(QUERY, data))
         runs["sql"].append(seconds)
         seconds, counts["api"] = timed(
-            lambda: CEP.pattern(data, pattern, key_by=lambda e: e["symbol"], timestamp=lambda e: e["ts"]).select(select)
+            lambda: CEP.pattern(
+                data, pattern, key_by=lambda e: e["symbol"], timestamp=lambda e: e["ts"]
+            ).select(select)
         )
         runs["api"].append(seconds)
     assert counts["sql"] == counts["api"], counts

@@ -151,7 +151,14 @@ def run_chained(plan: HierarchyPlan, stream: list[Raw]) -> int:
                 else:
                     spans = [interval(e) for v in o.value.values() for e in v]
                     made.append(
-                        ComplexEvent(levels[i].name, o.key, min(s for s, _ in spans), max(e for _, e in spans), {}, o.value)
+                        ComplexEvent(
+                            levels[i].name,
+                            o.key,
+                            min(s for s, _ in spans),
+                            max(e for _, e in spans),
+                            {},
+                            o.value,
+                        )
                     )
         return made
 
@@ -207,12 +214,16 @@ def measure(run: Callable[[], int], repeat: int) -> tuple[int, float, int | None
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--size", type=int, default=5000, help="S, raw events (default 5000)")
     parser.add_argument("--p", type=float, default=0.7, help="P, constraint probability (default 0.7)")
     parser.add_argument("--layers", type=int, nargs="+", default=[1, 2, 3, 4, 5], help="H values")
     parser.add_argument("--length", type=int, default=3, help="L, sequence length per layer (default 3)")
-    parser.add_argument("--window", type=int, default=100, help="T, the top layer's window in ms (default 100)")
+    parser.add_argument(
+        "--window", type=int, default=100, help="T, the top layer's window in ms (default 100)"
+    )
     parser.add_argument("--per-ms", type=int, default=4, help="C, raw events per millisecond (default 4)")
     parser.add_argument("--keys", type=int, default=1, help="keys (partitions) of the stream (default 1)")
     parser.add_argument(

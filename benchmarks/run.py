@@ -276,7 +276,11 @@ def main(argv: list[str] | None = None) -> int:
             under_pypy = row["pypy"]
             if under_pypy is not None and under_pypy.get("cpu_seconds") and theirs.get("cpu_seconds"):
                 row["pypy_per_core_ratio"] = theirs["cpu_seconds"] / under_pypy["cpu_seconds"]
-            if under_pypy is not None and under_pypy.get("cpu_seconds") and theirs.get("cep_thread_cpu_seconds"):
+            if (
+                under_pypy is not None
+                and under_pypy.get("cpu_seconds")
+                and theirs.get("cep_thread_cpu_seconds")
+            ):
                 row["pypy_cep_thread_ratio"] = theirs["cep_thread_cpu_seconds"] / under_pypy["cpu_seconds"]
         rows.append(row)
     header = (

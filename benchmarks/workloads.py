@@ -29,7 +29,14 @@ class Event:
         self.ts = ts
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "key": self.key, "name": self.name, "price": self.price, "volume": self.volume, "ts": self.ts}
+        return {
+            "id": self.id,
+            "key": self.key,
+            "name": self.name,
+            "price": self.price,
+            "volume": self.volume,
+            "ts": self.ts,
+        }
 
 
 @dataclass(frozen=True)
@@ -48,7 +55,8 @@ def _names(size: int, seed: int, alphabet: str, keys: int = 1) -> list[Event]:
     choice = rnd.choice
     randrange = rnd.randrange
     return [
-        Event(i, f"k{randrange(keys)}" if keys > 1 else "k0", choice(alphabet), 0.0, 0, i) for i in range(size)
+        Event(i, f"k{randrange(keys)}" if keys > 1 else "k0", choice(alphabet), 0.0, 0, i)
+        for i in range(size)
     ]
 
 

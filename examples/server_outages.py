@@ -47,22 +47,30 @@ hierarchy = (
     Hierarchy()
     .define(
         "incident",
-        Pattern.begin("first").where(lambda e: e["event"] == "alarm")
-        .followed_by("more").where(same_host).times(2)
+        Pattern.begin("first")
+        .where(lambda e: e["event"] == "alarm")
+        .followed_by("more")
+        .where(same_host)
+        .times(2)
         .within(2 * MINUTE),
         compose=lambda m: {"host": m["first"][0]["host"]},
     )
     .define(
         "outage",
-        Pattern.begin("first").where(of_type("incident"))
-        .followed_by("second").where(of_type("incident")).where(other_host)
+        Pattern.begin("first")
+        .where(of_type("incident"))
+        .followed_by("second")
+        .where(of_type("incident"))
+        .where(other_host)
         .within(10 * MINUTE),
         compose=lambda m: {"hosts": (m["first"][0].host, m["second"][0].host)},
     )
     .define(
         "escalation",
-        Pattern.begin("outage").where(of_type("outage"))
-        .not_followed_by("ack").where(lambda e: e["event"] == "ack")
+        Pattern.begin("outage")
+        .where(of_type("outage"))
+        .not_followed_by("ack")
+        .where(lambda e: e["event"] == "ack")
         .within(15 * MINUTE),
         compose=lambda m: {"hosts": m["outage"][0].hosts},
     )
@@ -87,7 +95,12 @@ def describe(event: ComplexEvent) -> str:
 def main(data: Path = DATA) -> list[Found]:
     events = [json.loads(line) for line in data.read_text().splitlines() if line.strip()]
     out = detect(
-        hierarchy, events, key_by="dc", timestamp="time", out_of_orderness=0, emit=["incident", "outage", "escalation"]
+        hierarchy,
+        events,
+        key_by="dc",
+        timestamp="time",
+        out_of_orderness=0,
+        emit=["incident", "outage", "escalation"],
     )
     return [
         Found(o.level, o.key, o.value.start, o.value.end, describe(o.value)) for o in out if o.kind == "match"
@@ -125,7 +138,14 @@ def generate(seed: int = 29) -> list[dict]:
     ]
     for minute, dc, host in bursts:
         for second in (0, 20, 45):
-            events.append({"time": start + minute * MINUTE + second * 1000 + 500, "dc": dc, "host": host, "event": "alarm"})
+            events.append(
+                {
+                    "time": start + minute * MINUTE + second * 1000 + 500,
+                    "dc": dc,
+                    "host": host,
+                    "event": "alarm",
+                }
+            )
     events.append({"time": start + 52 * MINUTE, "dc": "eu", "host": "-", "event": "ack"})
     return sorted(events, key=lambda e: e["time"])
 

@@ -140,9 +140,13 @@ def build_parser() -> argparse.ArgumentParser:
             "sits, estimated costs (list sizes from --input; without it, only whether the pattern is served)"
         ),
     )
-    explain.add_argument("--input", metavar="FILE", help="events for --evaluator's plan (csv, jsonl, parquet)")
+    explain.add_argument(
+        "--input", metavar="FILE", help="events for --evaluator's plan (csv, jsonl, parquet)"
+    )
     explain.add_argument("--key", "-k", metavar="COL", help="with --input: plan the largest key's events")
-    explain.add_argument("--timestamp", "-t", metavar="COL", default=None, help="with --input: event-time column")
+    explain.add_argument(
+        "--timestamp", "-t", metavar="COL", default=None, help="with --input: event-time column"
+    )
     explain.set_defaults(func=cmd_explain)
 
     demo = sub.add_parser(
@@ -300,7 +304,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         from flowcep.runtime.bounded import nfa_only
 
         try:
-            if nfa_only(args.evaluator, timeout_handling=pf.timeout is not None, processing_time=False, comparator=None):
+            if nfa_only(
+                args.evaluator,
+                timeout_handling=pf.timeout is not None,
+                processing_time=False,
+                comparator=None,
+            ):
                 args.evaluator = "nfa"  # auto, with timeouts to write
             elif args.evaluator != "auto":
                 from flowcep.bounded import compile_bounded
@@ -786,14 +795,18 @@ def _bounded_plan(pattern: Any, args: argparse.Namespace) -> str:
 
     if not args.input:
         feature = support(pattern)
-        served = "served by optiseq and tree" if feature is None else f"not served by optiseq and tree: {feature}"
+        served = (
+            "served by optiseq and tree" if feature is None else f"not served by optiseq and tree: {feature}"
+        )
         return f"bounded evaluators: {served} (give --input for the plan)"
     from flowcep.cli_support.inputs import ReadProgress, detect_format, read_rows
     from flowcep.cli_support.timeparse import parse_timestamp
 
     ts_col = args.timestamp or "timestamp"
     by_key: dict[Any, list[tuple[Any, int]]] = {}
-    for _, record in read_rows(args.input, detect_format(args.input, None) or None, ReadProgress(), bad_rows=False):
+    for _, record in read_rows(
+        args.input, detect_format(args.input, None) or None, ReadProgress(), bad_rows=False
+    ):
         try:
             ts = parse_timestamp(record[ts_col])
             key = record[args.key] if args.key else None

@@ -43,7 +43,9 @@ def test_run_gives_the_nfa_matches_and_late_events(cli, write, evaluator):
     assert bounded.status == nfa.status == 0
     assert len(matches(nfa)) == 3
     assert matches(bounded) == matches(nfa)
-    assert [r for r in bounded.records if r["kind"] == "late"] == [r for r in nfa.records if r["kind"] == "late"]
+    assert [r for r in bounded.records if r["kind"] == "late"] == [
+        r for r in nfa.records if r["kind"] == "late"
+    ]
 
 
 def test_run_refuses_a_pattern_the_evaluator_does_not_serve(cli, write):
@@ -69,4 +71,7 @@ def test_explain_prints_the_plan_over_an_input(cli, write):
 def test_explain_without_input_says_whether_the_pattern_is_served(cli, write):
     p = write("p.py", ABC_ANY.replace('.followed_by_any("c")', '.next("c")'))
     run = cli("explain", p, "--evaluator", "tree")
-    assert "bounded evaluators: not served by optiseq and tree: next before step 'c' (only followed_by_any)" in run.out
+    assert (
+        "bounded evaluators: not served by optiseq and tree: next before step 'c' (only followed_by_any)"
+        in run.out
+    )

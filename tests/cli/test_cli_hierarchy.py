@@ -33,7 +33,11 @@ def test_run_writes_complex_events_with_their_interval_and_constituents(cli):
     outage = next(x["match"] for x in records if x.get("level") == "outage")
     assert (outage["type"], outage["start"], outage["end"]) == ("outage", 1772440800500, 1772441145500)
     first = outage["match"]["first"][0]
-    assert (first["type"], first["attributes"], len(first["match"]["more"])) == ("incident", {"host": "eu-2"}, 2)
+    assert (first["type"], first["attributes"], len(first["match"]["more"])) == (
+        "incident",
+        {"host": "eu-2"},
+        2,
+    )
     assert first["match"]["first"][0] == {"time": 1772440800500, "dc": "eu", "host": "eu-2", "event": "alarm"}
 
 
@@ -52,7 +56,12 @@ def test_explain_lists_the_levels_then_each_pattern(cli):
 def test_explain_draws_the_hierarchy(cli):
     r = cli("explain", OUTAGES, "--dot", "-")
     assert r.status == 0, r.err
-    for edge in ('raw -> "incident";', '"incident" -> "outage";', '"outage" -> "escalation";', 'raw -> "escalation";'):
+    for edge in (
+        'raw -> "incident";',
+        '"incident" -> "outage";',
+        '"outage" -> "escalation";',
+        'raw -> "escalation";',
+    ):
         assert edge in r.out, edge
 
 
@@ -69,7 +78,10 @@ def test_a_hierarchy_with_a_cycle_is_a_bad_pattern_file(cli, write):
     )
     r = cli("explain", p)
     assert r.status == EXIT_PATTERN
-    assert r.err.startswith("flowcep: error: bad hierarchy in") and "the hierarchy has a cycle: a -> b -> a" in r.err
+    assert (
+        r.err.startswith("flowcep: error: bad hierarchy in")
+        and "the hierarchy has a cycle: a -> b -> a" in r.err
+    )
 
 
 def test_the_spark_engine_refuses_a_hierarchy(cli):

@@ -105,7 +105,9 @@ def test_a_port_in_use_is_a_usage_error(
     assert f"--metrics-port {port}: cannot serve metrics there" in run.err  # type: ignore[attr-defined]
 
 
-def test_metrics_need_the_nfa_evaluator(write: Callable[[str, str], Path], cli: Callable[..., object]) -> None:
+def test_metrics_need_the_nfa_evaluator(
+    write: Callable[[str, str], Path], cli: Callable[..., object]
+) -> None:
     pattern = write("p.py", AB_PATTERN)
     events = write("in.jsonl", '{"user": "ann", "ts": 1, "kind": "a"}\n')
     run = cli("run", pattern, events, "--evaluator", "optiseq", "--metrics-port", free_port())

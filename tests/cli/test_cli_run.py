@@ -393,7 +393,9 @@ def bad_then_match(r):
 
 def test_a_condition_error_names_its_records_line_when_out_of_orderness_buffers_it(cli, write, amounts):
     # line 5 is matched only once line 8 moves the watermark (-d 5s) past 4000
-    data = write("in.csv", "timestamp,amount\n1000,15\n2000,16\n3000,17\n4000,oops\n5000,25\n9000,1\n12000,2\n")
+    data = write(
+        "in.csv", "timestamp,amount\n1000,15\n2000,16\n3000,17\n4000,oops\n5000,25\n9000,1\n12000,2\n"
+    )
     r = cli("run", amounts, data, "-d", "5s")
     assert r.status == EXIT_RUNTIME
     assert "matching failed at in.csv: line 5: bad record" in r.err.replace(str(data.parent) + "/", "")
@@ -409,14 +411,18 @@ def test_a_condition_error_names_its_records_line_without_out_of_orderness(cli, 
 
 def test_stopping_at_a_condition_error_writes_nothing_matched_after_it(cli, write, amounts):
     # the bad row (4000) and the row completing three matches (5000) are matched in one firing
-    data = write("in.csv", "timestamp,amount\n1000,15\n2000,16\n3000,17\n4000,oops\n5000,25\n9000,1\n12000,2\n")
+    data = write(
+        "in.csv", "timestamp,amount\n1000,15\n2000,16\n3000,17\n4000,oops\n5000,25\n9000,1\n12000,2\n"
+    )
     r = cli("run", amounts, data, "-d", "5s")
     assert r.status == EXIT_RUNTIME
     assert r.out == ""
 
 
 def test_keep_going_writes_a_condition_error_with_its_records_line(cli, write, amounts):
-    data = write("in.csv", "timestamp,amount\n1000,15\n2000,16\n3000,17\n4000,oops\n5000,25\n9000,1\n12000,2\n")
+    data = write(
+        "in.csv", "timestamp,amount\n1000,15\n2000,16\n3000,17\n4000,oops\n5000,25\n9000,1\n12000,2\n"
+    )
     r = cli("run", amounts, data, "-d", "5s", "--keep-going")
     assert r.status == EXIT_OK, r.err
     assert r.records[0] == {
@@ -432,10 +438,18 @@ def test_keep_going_writes_a_condition_error_with_its_records_line(cli, write, a
 
 
 def test_keep_going_writes_invalid_json_as_a_bad_record_and_carries_on(cli, write, amounts):
-    data = write("in.jsonl", '{"timestamp": 1, "amount": 15}\n{"timestamp": 2,\n{"timestamp": 3, "amount": 25}\n')
+    data = write(
+        "in.jsonl", '{"timestamp": 1, "amount": 15}\n{"timestamp": 2,\n{"timestamp": 3, "amount": 25}\n'
+    )
     bad = bad_then_match(cli("run", amounts, data, "--keep-going"))
     error = bad.pop("error")
-    assert bad == {"kind": "bad_record", "key": None, "timestamp": None, "line": 2, "event": '{"timestamp": 2,'}
+    assert bad == {
+        "kind": "bad_record",
+        "key": None,
+        "timestamp": None,
+        "line": 2,
+        "event": '{"timestamp": 2,',
+    }
     # json's own words after "not valid JSON" (CPython's: Expecting property name enclosed in
     # double quotes), and the column
     assert error.startswith("not valid JSON (") and error.endswith(", column 1)")
@@ -512,7 +526,9 @@ def test_keep_going_writes_a_line_that_is_not_utf8_as_a_bad_record(cli, tmp_path
 
 def test_a_bad_line_stops_the_run_before_anything_for_it_and_suggests_keep_going(cli, write, amounts):
     # 15 then 25 would match at line 3; the bad line 2 stops the run first
-    data = write("in.jsonl", '{"timestamp": 1, "amount": 15}\n{"timestamp": 2,\n{"timestamp": 3, "amount": 25}\n')
+    data = write(
+        "in.jsonl", '{"timestamp": 1, "amount": 15}\n{"timestamp": 2,\n{"timestamp": 3, "amount": 25}\n'
+    )
     r = cli("run", amounts, data)
     assert r.status == EXIT_INPUT
     assert r.out == ""

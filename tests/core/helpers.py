@@ -207,7 +207,9 @@ def finish(nfa, state, buffer, result: Result, final_ts: int = FINAL_TS, skip_st
     result.timed_out.extend(tos)
 
 
-def run_full(pattern, evs: Sequence[Event] | str, *, final_ts: int | None = FINAL_TS, skip_strategy=None) -> Result:
+def run_full(
+    pattern, evs: Sequence[Event] | str, *, final_ts: int | None = FINAL_TS, skip_strategy=None
+) -> Result:
     """Compile `pattern` and feed `evs`; `final_ts=None` skips the final advance_time."""
     if isinstance(evs, str):
         evs = events(evs)

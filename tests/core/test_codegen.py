@@ -36,7 +36,8 @@ def test_two_nfas_of_one_pattern_share_their_decision_tables_code(share: bool) -
 
     first, second = NFACompiler.compile(pattern()), NFACompiler.compile(pattern())
     codes = [
-        (nfa._slots["b"].table.__code__, nfa._slots["b"].table) for nfa in (first, second)  # noqa: SLF001
+        (nfa._slots["b"].table.__code__, nfa._slots["b"].table)
+        for nfa in (first, second)  # noqa: SLF001
     ]
     assert (codes[0][0] is codes[1][0]) is share
     assert codes[0][1] is not codes[1][1]  # each NFA's table calls its own pattern's conditions
@@ -74,7 +75,7 @@ def test_a_traceback_through_a_decision_table_shows_its_generated_line(share: bo
     with pytest.raises(ConditionError) as raised:
         nfa.process(SharedBuffer(), nfa.create_initial_state(), "an event", 1)
     text = "".join(traceback.format_exception(raised.type, raised.value, raised.tb))
-    assert '<flowcep generated decide ' in text
+    assert "<flowcep generated decide " in text
     assert "    if f0(event):\n" in text  # the generated line that called the condition
 
 
@@ -85,4 +86,7 @@ def test_a_generated_function_that_raises_shows_its_source_line(share: bool) -> 
     with pytest.raises(ZeroDivisionError) as raised:
         divide(0)
     frame = traceback.extract_tb(raised.tb)[-1]
-    assert (frame.filename.startswith("<flowcep generated divide "), frame.line) == (True, "return 1 // event")
+    assert (frame.filename.startswith("<flowcep generated divide "), frame.line) == (
+        True,
+        "return 1 // event",
+    )

@@ -11,9 +11,12 @@ from .helpers import named, run_full
 
 def a_b_c():
     return (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b"))
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .followed_by("c")
+        .where(named("c"))
     )
 
 

@@ -310,8 +310,12 @@ def test_an_until_condition_that_raises_surfaces_although_the_step_condition_is_
         return False
 
     p = (
-        Pattern.begin("a").where(lambda e: e.name == "a")
-        .followed_by("b").where(lambda e: e.name == "b").one_or_more().until(until)
+        Pattern.begin("a")
+        .where(lambda e: e.name == "a")
+        .followed_by("b")
+        .where(lambda e: e.name == "b")
+        .one_or_more()
+        .until(until)
     )
     with pytest.raises(ConditionError, match="until blew up"):
         run(p, "a1 b2 x3")

@@ -85,7 +85,14 @@ def test_refuses_a_negative_timedelta_that_truncates_to_zero():
 
 @pytest.mark.parametrize(
     ("value", "ms"),
-    [(-1, -1), ("-1ms", -1), ("-5s", -5000), ("-PT5M", -300_000), ("-1.0005s", -1000), (timedelta(microseconds=-1500), -1)],
+    [
+        (-1, -1),
+        ("-1ms", -1),
+        ("-5s", -5000),
+        ("-PT5M", -300_000),
+        ("-1.0005s", -1000),
+        (timedelta(microseconds=-1500), -1),
+    ],
 )
 def test_reads_negative_durations_where_allowed(value, ms):
     assert parse_duration(value, negative=True) == ms

@@ -71,9 +71,18 @@ def test_three_valued_logic(expr: Any, expected: Any) -> None:
 
 @pytest.mark.parametrize(
     ("op", "left", "right", "expected"),
-    [("/", 7, 2, 3), ("/", -7, 2, -3), ("/", 7, -2, -3), ("/", 7.0, 2, 3.5), ("%", -7, 3, -1), ("%", 7, -3, 1)],
+    [
+        ("/", 7, 2, 3),
+        ("/", -7, 2, -3),
+        ("/", 7, -2, -3),
+        ("/", 7.0, 2, 3.5),
+        ("%", -7, 3, -1),
+        ("%", 7, -3, 1),
+    ],
 )
-def test_integer_division_truncates_toward_zero_as_java_does(op: str, left: Any, right: Any, expected: Any) -> None:
+def test_integer_division_truncates_toward_zero_as_java_does(
+    op: str, left: Any, right: Any, expected: Any
+) -> None:
     assert value(Binary(op, Literal(left), Literal(right))) == expected
 
 
@@ -182,7 +191,9 @@ def test_unknown_variables_and_mixed_navigation_are_errors() -> None:
     with pytest.raises(ExpressionError, match="unknown pattern variable 'C'"):
         compile_condition_function(IsNull(Field("p", "C")), "A", ["A", "B"])
     with pytest.raises(ExpressionError, match="one pattern variable"):
-        compile_measures_function([Navigation("LAST", Binary("*", Field("p", "A"), Field("t", "B")), "A")], ["A", "B"])
+        compile_measures_function(
+            [Navigation("LAST", Binary("*", Field("p", "A"), Field("t", "B")), "A")], ["A", "B"]
+        )
     with pytest.raises(ExpressionError, match="only allowed in MEASURES"):
         compile_condition_function(IsNull(MatchRowtime()), "A", ["A"])
 

@@ -44,16 +44,20 @@ LAYERS = {
     "flowcep.sql": ["flowcep.runtime", "flowcep.hierarchy", "flowcep.connectors", "pyspark", "pyflink"],
     # event hierarchies sit beside the runtime, on its public API (DESIGN.md §2)
     "flowcep.hierarchy": ["flowcep.connectors", "pyspark", "pyflink"],
-    "flowcep": ["flowcep.bounded", "flowcep.runtime", "flowcep.hierarchy", "flowcep.connectors", "pyspark", "pyflink"],
+    "flowcep": [
+        "flowcep.bounded",
+        "flowcep.runtime",
+        "flowcep.hierarchy",
+        "flowcep.connectors",
+        "pyspark",
+        "pyflink",
+    ],
 }
 
 
 @pytest.mark.parametrize("module", sorted(LAYERS))
 def test_a_layer_imports_first_and_alone(module: str) -> None:
-    code = (
-        f"import sys, {module}\n"
-        f"print(' '.join(m for m in {LAYERS[module]!r} if m in sys.modules))\n"
-    )
+    code = f"import sys, {module}\nprint(' '.join(m for m in {LAYERS[module]!r} if m in sys.modules))\n"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "", f"importing {module} loaded {result.stdout.strip()}"

@@ -41,7 +41,9 @@ def test_the_end_state_name_is_reserved():
 
 def test_not_followed_by_at_the_end_needs_a_window():
     p = Pattern.begin("a").where(named("a")).not_followed_by("n").where(named("n"))
-    assert compile_error(p) == "NotFollowedBy is not supported without windowTime as a last part of a Pattern!"
+    assert (
+        compile_error(p) == "NotFollowedBy is not supported without windowTime as a last part of a Pattern!"
+    )
 
 
 def test_not_followed_by_at_the_end_with_a_window_on_an_earlier_step_compiles():
@@ -59,7 +61,9 @@ def test_not_followed_by_at_the_end_with_a_negative_window_compiles_and_is_ignor
 def test_not_followed_by_at_the_end_with_only_a_negative_previous_and_current_window_is_rejected():
     p = Pattern.begin("a").where(named("a")).not_followed_by("n").where(named("n"))
     p = p.within(-1, WithinType.PREVIOUS_AND_CURRENT)
-    assert compile_error(p) == "NotFollowedBy is not supported without windowTime as a last part of a Pattern!"
+    assert (
+        compile_error(p) == "NotFollowedBy is not supported without windowTime as a last part of a Pattern!"
+    )
 
 
 def test_a_previous_and_current_window_larger_than_a_negative_global_window_is_rejected():
@@ -73,13 +77,18 @@ def test_a_previous_and_current_window_larger_than_a_negative_global_window_is_r
 
 def test_not_followed_by_at_the_end_with_a_zero_window_is_rejected():
     p = Pattern.begin("a").where(named("a")).not_followed_by("n").where(named("n")).within(0)
-    assert compile_error(p) == "NotFollowedBy is not supported without windowTime as a last part of a Pattern!"
+    assert (
+        compile_error(p) == "NotFollowedBy is not supported without windowTime as a last part of a Pattern!"
+    )
 
 
 def test_previous_and_current_window_larger_than_the_global_window():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b")).within(10, WithinType.PREVIOUS_AND_CURRENT)
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .within(10, WithinType.PREVIOUS_AND_CURRENT)
         .within(5)
     )
     assert compile_error(p) == (
@@ -90,14 +99,24 @@ def test_previous_and_current_window_larger_than_the_global_window():
 
 def test_previous_and_current_window_on_another_step_larger_than_the_global_window():
     p = (
-        Pattern.begin("a").where(named("a")).within(10, WithinType.PREVIOUS_AND_CURRENT)
-        .followed_by("b").where(named("b")).within(5)
+        Pattern.begin("a")
+        .where(named("a"))
+        .within(10, WithinType.PREVIOUS_AND_CURRENT)
+        .followed_by("b")
+        .where(named("b"))
+        .within(5)
     )
     assert compile_error(p).startswith("The window length between the previous and current event")
 
 
 def test_previous_and_current_window_without_a_global_window_compiles():
-    p = Pattern.begin("a").where(named("a")).followed_by("b").where(named("b")).within(10, WithinType.PREVIOUS_AND_CURRENT)
+    p = (
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .within(10, WithinType.PREVIOUS_AND_CURRENT)
+    )
     states, window, windows = NFACompiler.compile_states(p)
     assert (window, windows) == (0, {"b": 10})
     # and the compiled window holds: b 4 ms after a matches, b 29 ms after does not
@@ -130,7 +149,12 @@ def test_skip_target_inside_a_group_is_not_found():
 
 
 def test_skip_target_may_name_the_last_step():
-    p = Pattern.begin("a", AfterMatchSkipStrategy.skip_to_last("b")).where(named("a")).followed_by("b").where(named("b"))
+    p = (
+        Pattern.begin("a", AfterMatchSkipStrategy.skip_to_last("b"))
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+    )
     assert run(p, "a1 b2") == [[1, 2]]
 
 

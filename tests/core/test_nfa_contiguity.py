@@ -65,11 +65,22 @@ LOOP_CASES = {
     ("followed_by", "consecutive"): [[1, 2, 7]],
     ("followed_by", "allow_combinations"): [[1, 2, 4, 5, 7], [1, 2, 4, 7], [1, 2, 5, 7], [1, 2, 7]],
     ("followed_by_any", "relaxed"): [
-        [1, 2, 4, 5, 7], [1, 2, 4, 7], [1, 2, 7], [1, 4, 5, 7], [1, 4, 7], [1, 5, 7],
+        [1, 2, 4, 5, 7],
+        [1, 2, 4, 7],
+        [1, 2, 7],
+        [1, 4, 5, 7],
+        [1, 4, 7],
+        [1, 5, 7],
     ],
     ("followed_by_any", "consecutive"): [[1, 2, 7], [1, 4, 5, 7], [1, 4, 7], [1, 5, 7]],
     ("followed_by_any", "allow_combinations"): [
-        [1, 2, 4, 5, 7], [1, 2, 4, 7], [1, 2, 5, 7], [1, 2, 7], [1, 4, 5, 7], [1, 4, 7], [1, 5, 7],
+        [1, 2, 4, 5, 7],
+        [1, 2, 4, 7],
+        [1, 2, 5, 7],
+        [1, 2, 7],
+        [1, 4, 5, 7],
+        [1, 4, 7],
+        [1, 5, 7],
     ],
     ("next", "relaxed"): [[1, 2, 4, 5, 7], [1, 2, 4, 7], [1, 2, 7]],
     ("next", "consecutive"): [[1, 2, 7]],
@@ -100,9 +111,13 @@ def test_next_before_a_loop_makes_only_the_first_repetition_strict(inner):
 
 def test_next_after_a_loop_requires_the_event_right_after_the_last_taken_one():
     p = (
-        Pattern.begin("start").where(named("c"))
-        .followed_by("middle").where(named("a")).one_or_more()
-        .next("end").where(named("b"))
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by("middle")
+        .where(named("a"))
+        .one_or_more()
+        .next("end")
+        .where(named("b"))
     )
     assert run(p, "c1 a2 a3 b4") == [[1, 2, 3, 4]]
     assert run(p, "c1 a2 d3 a4 d5 b6") == []
@@ -110,9 +125,14 @@ def test_next_after_a_loop_requires_the_event_right_after_the_last_taken_one():
 
 def test_followed_by_any_after_a_loop_branches_on_every_end_candidate():
     p = (
-        Pattern.begin("start").where(named("c"))
-        .followed_by("middle").where(named("a")).one_or_more().consecutive()
-        .followed_by_any("end").where(named("b"))
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by("middle")
+        .where(named("a"))
+        .one_or_more()
+        .consecutive()
+        .followed_by_any("end")
+        .where(named("b"))
     )
     assert run(p, "c1 a2 b3 b4") == [[1, 2, 3], [1, 2, 4]]
 
@@ -125,26 +145,44 @@ def test_relaxed_loop_yields_prefixes_not_subsets():
 
 def test_allow_combinations_loop_yields_every_subset_in_order():
     p = (
-        Pattern.begin("start").where(named("c"))
-        .followed_by("middle").where(named("a")).one_or_more().allow_combinations()
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by("middle")
+        .where(named("a"))
+        .one_or_more()
+        .allow_combinations()
     )
     assert run(p, "c1 a2 a3 a4") == [[1, 2], [1, 2, 3], [1, 2, 3, 4], [1, 2, 4]]
 
 
 def test_followed_by_any_allow_combinations_loop_yields_every_non_empty_subset():
     p = (
-        Pattern.begin("start").where(named("c"))
-        .followed_by_any("middle").where(named("a")).one_or_more().allow_combinations()
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by_any("middle")
+        .where(named("a"))
+        .one_or_more()
+        .allow_combinations()
     )
     assert run(p, "c1 a2 a3 a4") == [
-        [1, 2], [1, 2, 3], [1, 2, 3, 4], [1, 2, 4], [1, 3], [1, 3, 4], [1, 4],
+        [1, 2],
+        [1, 2, 3],
+        [1, 2, 3, 4],
+        [1, 2, 4],
+        [1, 3],
+        [1, 3, 4],
+        [1, 4],
     ]
 
 
 def test_consecutive_loop_stops_at_the_first_gap():
     p = (
-        Pattern.begin("start").where(named("c"))
-        .followed_by("middle").where(named("a")).one_or_more().consecutive()
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by("middle")
+        .where(named("a"))
+        .one_or_more()
+        .consecutive()
     )
     assert run(p, "c1 a2 a3 d4 a5") == [[1, 2], [1, 2, 3]]
 
@@ -170,18 +208,27 @@ def test_allow_combinations_loop_at_the_start():
 def test_times_repetitions_are_relaxed_by_default_even_after_next():
     # NFAITCase.testTimesNonStrictWithNext-like
     p = (
-        Pattern.begin("start").where(named("c"))
-        .next("middle").where(named("a")).times(2)
-        .followed_by("end").where(named("b"))
+        Pattern.begin("start")
+        .where(named("c"))
+        .next("middle")
+        .where(named("a"))
+        .times(2)
+        .followed_by("end")
+        .where(named("b"))
     )
     assert run(p, "c1 a2 d3 a4 a5 b6") == [[1, 2, 4, 6]]
 
 
 def test_times_consecutive_requires_adjacent_repetitions():
     p = (
-        Pattern.begin("start").where(named("c"))
-        .next("middle").where(named("a")).times(2).consecutive()
-        .followed_by("end").where(named("b"))
+        Pattern.begin("start")
+        .where(named("c"))
+        .next("middle")
+        .where(named("a"))
+        .times(2)
+        .consecutive()
+        .followed_by("end")
+        .where(named("b"))
     )
     assert run(p, "c1 a2 d3 a4 a5 b6") == []
     assert run(p, "c1 a2 a3 d4 b5") == [[1, 2, 3, 5]]
@@ -189,18 +236,27 @@ def test_times_consecutive_requires_adjacent_repetitions():
 
 def test_times_allow_combinations_chooses_any_repetitions():
     p = (
-        Pattern.begin("start").where(named("c"))
-        .followed_by("middle").where(named("a")).times(2).allow_combinations()
-        .followed_by("end").where(named("b"))
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by("middle")
+        .where(named("a"))
+        .times(2)
+        .allow_combinations()
+        .followed_by("end")
+        .where(named("b"))
     )
     assert run(p, "c1 a2 a3 a4 b5") == [[1, 2, 3, 5], [1, 2, 4, 5]]
 
 
 def test_times_after_followed_by_any_starts_at_any_candidate():
     p = (
-        Pattern.begin("start").where(named("c"))
-        .followed_by_any("middle").where(named("a")).times(2)
-        .followed_by("end").where(named("b"))
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by_any("middle")
+        .where(named("a"))
+        .times(2)
+        .followed_by("end")
+        .where(named("b"))
     )
     assert run(p, "c1 a2 a3 a4 b5") == [[1, 2, 3, 5], [1, 3, 4, 5]]
 

@@ -1,7 +1,6 @@
 """Group patterns (GroupITCase): groups at the start, in the middle, quantified, looping,
 optional, with every contiguity, and nested."""
 
-
 from flowcep import Pattern
 
 from .helpers import dict_matches, id_dict, named, run, run_full
@@ -51,18 +50,24 @@ def test_strict_contiguity_inside_a_group():
 
 def test_group_times():
     p = (
-        Pattern.begin("start").where(named("c"))
-        .followed_by(ab_group()).times(2)
-        .followed_by("end").where(named("d"))
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by(ab_group())
+        .times(2)
+        .followed_by("end")
+        .where(named("d"))
     )
     assert dict_matches(p, "c1 a2 b3 a4 b5 d6") == [{"start": [1], "m1": [2, 4], "m2": [3, 5], "end": [6]}]
 
 
 def test_looping_group():
     p = (
-        Pattern.begin("start").where(named("c"))
-        .followed_by(ab_group()).one_or_more()
-        .followed_by("end").where(named("d"))
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by(ab_group())
+        .one_or_more()
+        .followed_by("end")
+        .where(named("d"))
     )
     assert sorted_dicts(p, "c1 a2 b3 a4 b5 d6") == [
         {"start": [1], "m1": [2, 4], "m2": [3, 5], "end": [6]},
@@ -72,9 +77,13 @@ def test_looping_group():
 
 def test_looping_group_consecutive():
     p = (
-        Pattern.begin("start").where(named("c"))
-        .followed_by(ab_group()).one_or_more().consecutive()
-        .followed_by("end").where(named("d"))
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by(ab_group())
+        .one_or_more()
+        .consecutive()
+        .followed_by("end")
+        .where(named("d"))
     )
     assert sorted_dicts(p, "c1 a2 b3 a4 b5 d6") == [
         {"start": [1], "m1": [2, 4], "m2": [3, 5], "end": [6]},
@@ -86,18 +95,28 @@ def test_looping_group_consecutive():
 def test_looping_group_allow_combinations_gives_flinks_multiset():
     # Flink 2.3 yields these exact duplicates (the group's inner ignore branches multiply)
     p = (
-        Pattern.begin("start").where(named("c"))
-        .followed_by(ab_group()).one_or_more().allow_combinations()
-        .followed_by("end").where(named("d"))
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by(ab_group())
+        .one_or_more()
+        .allow_combinations()
+        .followed_by("end")
+        .where(named("d"))
     )
     one = {"start": [1], "m1": [2], "m2": [3], "end": [8]}
     two = {"start": [1], "m1": [2, 4], "m2": [3, 5], "end": [8]}
     assert sorted_dicts(p, "c1 a2 b3 a4 b5 a6 b7 d8") == sorted(
         [
             {"start": [1], "m1": [2, 4, 6], "m2": [3, 5, 7], "end": [8]},
-            two, two, two,
+            two,
+            two,
+            two,
             {"start": [1], "m1": [2, 6], "m2": [3, 7], "end": [8]},
-            one, one, one, one, one,
+            one,
+            one,
+            one,
+            one,
+            one,
         ],
         key=repr,
     )
@@ -105,9 +124,12 @@ def test_looping_group_allow_combinations_gives_flinks_multiset():
 
 def test_optional_group():
     p = (
-        Pattern.begin("start").where(named("c"))
-        .followed_by(ab_group()).optional()
-        .followed_by("end").where(named("d"))
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by(ab_group())
+        .optional()
+        .followed_by("end")
+        .where(named("d"))
     )
     assert run(p, "c1 d2") == [[1, 2]]
     assert run(p, "c1 a2 b3 d4") == [[1, 2, 3, 4], [1, 4]]
@@ -115,9 +137,13 @@ def test_optional_group():
 
 def test_optional_looping_group():
     p = (
-        Pattern.begin("start").where(named("c"))
-        .followed_by(ab_group()).one_or_more().optional()
-        .followed_by("end").where(named("d"))
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by(ab_group())
+        .one_or_more()
+        .optional()
+        .followed_by("end")
+        .where(named("d"))
     )
     assert sorted_dicts(p, "c1 a2 b3 a4 b5 d6") == sorted(
         [
@@ -131,9 +157,12 @@ def test_optional_looping_group():
 
 def test_group_times_range():
     p = (
-        Pattern.begin("start").where(named("c"))
-        .followed_by(ab_group()).times(1, 2)
-        .followed_by("end").where(named("d"))
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by(ab_group())
+        .times(1, 2)
+        .followed_by("end")
+        .where(named("d"))
     )
     assert sorted_dicts(p, "c1 a2 b3 a4 b5 a6 b7 d8") == [
         {"start": [1], "m1": [2, 4], "m2": [3, 5], "end": [8]},
@@ -143,9 +172,13 @@ def test_group_times_range():
 
 def test_group_until():
     p = (
-        Pattern.begin("start").where(named("c"))
-        .followed_by(ab_group()).one_or_more().until(named("u"))
-        .followed_by("end").where(named("d"))
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by(ab_group())
+        .one_or_more()
+        .until(named("u"))
+        .followed_by("end")
+        .where(named("d"))
     )
     # u5 ends the second repetition before its b: only the first repetition survives
     assert dict_matches(p, "c1 a2 b3 a4 u5 b6 d7") == [{"start": [1], "m1": [2], "m2": [3], "end": [7]}]
@@ -195,7 +228,14 @@ def test_nested_groups():
 def test_nested_looping_groups():
     inner = Pattern.begin("x").where(named("a")).followed_by("y").where(named("b"))
     outer = Pattern.begin(inner).one_or_more().followed_by("z").where(named("e"))
-    p = Pattern.begin("start").where(named("c")).followed_by(outer).times(2).followed_by("end").where(named("d"))
+    p = (
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by(outer)
+        .times(2)
+        .followed_by("end")
+        .where(named("d"))
+    )
     assert sorted_dicts(p, "c1 a2 b3 e4 a5 b6 a7 b8 e9 d10") == [
         {"start": [1], "x": [2, 5, 7], "y": [3, 6, 8], "z": [4, 9], "end": [10]},
         {"start": [1], "x": [2, 5], "y": [3, 6], "z": [4, 9], "end": [10]},

@@ -29,8 +29,12 @@ def test_get_events_for_pattern_excludes_the_candidate_event():
 
 def test_condition_reading_an_earlier_step():
     p = (
-        Pattern.begin("a").where(named("a")).one_or_more()
-        .followed_by("b").where(named("b")).where(price_above_avg_of("a"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .one_or_more()
+        .followed_by("b")
+        .where(named("b"))
+        .where(price_above_avg_of("a"))
     )
     # [a1]: avg 1, b3 qualifies; [a1 a2]: avg 3, b3 is skipped and b4 qualifies; [a2]: avg 5, none
     assert run(p, "a1$1 a2$5 b3$2 b4$4") == [[1, 2, 4], [1, 3]]
@@ -38,8 +42,12 @@ def test_condition_reading_an_earlier_step():
 
 def test_condition_counting_its_own_events_bounds_a_loop():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b")).one_or_more().where(fewer_than("b", 2))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .one_or_more()
+        .where(fewer_than("b", 2))
     )
     assert run(p, "a1 b2 b3 b4") == [[1, 2], [1, 2, 3]]
 
@@ -53,10 +61,16 @@ def test_an_iterative_negation_after_a_take_is_judged_for_each_run():
         return sum(x.price for x in ctx.get_events_for_pattern("a")) + e.price < 7
 
     p = (
-        Pattern.begin("a").where(named("a")).one_or_more()
-        .followed_by("b").where(named("b"))
-        .not_next("n").where(a_prices_and_this_below_7)
-        .followed_by("c").where(named("c")).optional()
+        Pattern.begin("a")
+        .where(named("a"))
+        .one_or_more()
+        .followed_by("b")
+        .where(named("b"))
+        .not_next("n")
+        .where(a_prices_and_this_below_7)
+        .followed_by("c")
+        .where(named("c"))
+        .optional()
     )
     assert dict_matches(p, "a1$1 a2$1 b3$5") == [{"a": [1, 2], "b": [3]}]
 
@@ -65,7 +79,13 @@ def test_get_events_for_pattern_is_empty_for_a_step_without_events():
     seen = []
 
     def cond(e, ctx):
-        seen.append((e.id, tuple(x.id for x in ctx.get_events_for_pattern("b")), tuple(x.id for x in ctx.get_events_for_pattern("a"))))
+        seen.append(
+            (
+                e.id,
+                tuple(x.id for x in ctx.get_events_for_pattern("b")),
+                tuple(x.id for x in ctx.get_events_for_pattern("a")),
+            )
+        )
         return e.name == "a"
 
     p = Pattern.begin("a").where(cond).followed_by("b").where(named("b"))
@@ -89,8 +109,13 @@ def test_ctx_timestamp_is_the_candidates_timestamp():
 def test_iterative_condition_as_a_two_argument_lambda():
     # a b whose price exceeds the sum of all a's taken so far
     p = (
-        Pattern.begin("a").where(lambda e: e.name == "a").one_or_more()
-        .followed_by("b").where(lambda e, ctx: e.name == "b" and e.price > sum(x.price for x in ctx.get_events_for_pattern("a")))
+        Pattern.begin("a")
+        .where(lambda e: e.name == "a")
+        .one_or_more()
+        .followed_by("b")
+        .where(
+            lambda e, ctx: e.name == "b" and e.price > sum(x.price for x in ctx.get_events_for_pattern("a"))
+        )
     )
     assert run(p, "a1$1 a2$2 b3$2 b4$5") == [[1, 2, 4], [1, 3], [2, 4]]
 
@@ -98,9 +123,12 @@ def test_iterative_condition_as_a_two_argument_lambda():
 def test_iterative_condition_in_a_not_followed_by_reads_the_earlier_steps():
     # FLINK-15964: the negated step may read events of earlier steps
     p = (
-        Pattern.begin("a").where(named("a"))
-        .not_followed_by("n").where(price_above_last_of("a"))
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .not_followed_by("n")
+        .where(price_above_last_of("a"))
+        .followed_by("c")
+        .where(named("c"))
     )
     assert run(p, "a1$5 x2$3 c3$1") == [[1, 3]]
     assert run(p, "a1$5 x2$9 c3$1") == []
@@ -108,7 +136,13 @@ def test_iterative_condition_in_a_not_followed_by_reads_the_earlier_steps():
 
 def test_iterative_condition_sees_only_its_own_runs_events():
     # two overlapping runs: each compares with its own a
-    p = Pattern.begin("a").where(named("a")).followed_by_any("b").where(named("b")).where(price_above_last_of("a"))
+    p = (
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by_any("b")
+        .where(named("b"))
+        .where(price_above_last_of("a"))
+    )
     assert run(p, "a1$1 a2$5 b3$3 b4$9") == [[1, 3], [1, 4], [2, 4]]
 
 
@@ -132,9 +166,14 @@ def test_a_run_in_a_loops_ignore_state_cannot_proceed():
     # sits in the loop's ignore state and must take another m before it may finish;
     # [s1 m2 e4] therefore appears once, not twice
     p = (
-        Pattern.begin("s").where(named("s"))
-        .followed_by("m").where(named("m")).one_or_more().allow_combinations()
-        .followed_by("e").where(named("e"))
+        Pattern.begin("s")
+        .where(named("s"))
+        .followed_by("m")
+        .where(named("m"))
+        .one_or_more()
+        .allow_combinations()
+        .followed_by("e")
+        .where(named("e"))
     )
     assert run(p, "s1 m2 m3 e4") == [[1, 2, 3, 4], [1, 2, 4]]
 
@@ -142,9 +181,15 @@ def test_a_run_in_a_loops_ignore_state_cannot_proceed():
 def test_followed_by_any_allow_combinations_is_exponential():
     # SameElementITCase.testZeroOrMoreSameElement-like: every subset of the a's
     p = (
-        Pattern.begin("s").where(named("s"))
-        .followed_by_any("m").where(named("a")).one_or_more().allow_combinations().optional()
-        .followed_by("e").where(named("e"))
+        Pattern.begin("s")
+        .where(named("s"))
+        .followed_by_any("m")
+        .where(named("a"))
+        .one_or_more()
+        .allow_combinations()
+        .optional()
+        .followed_by("e")
+        .where(named("e"))
     )
     assert len(run(p, "s1 a2 a3 a4 a5 a6 e7")) == 32
 
@@ -158,18 +203,36 @@ def test_an_event_matching_two_consecutive_steps_is_taken_by_one_of_them_per_run
 
 _SHAPES = {
     "rising loop, then b": lambda: (
-        Pattern.begin("a").where(named("a")).one_or_more().where(price_above_avg_of("a"))
-        .followed_by("b").where(named("b")).where(price_above_last_of("a"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .one_or_more()
+        .where(price_above_avg_of("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .where(price_above_last_of("a"))
     ),
     "counted loop after a": lambda: (
-        Pattern.begin("a").where(named("a"))
-        .followed_by_any("b").where(named("b")).times_or_more(1).allow_combinations().where(fewer_than("b", 3))
-        .followed_by("c").where(price_above_last_of("b"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by_any("b")
+        .where(named("b"))
+        .times_or_more(1)
+        .allow_combinations()
+        .where(fewer_than("b", 3))
+        .followed_by("c")
+        .where(price_above_last_of("b"))
     ),
     "optional step read later": lambda: (
-        Pattern.begin("a").where(named("a")).optional()
-        .followed_by("b").where(named("b")).times(1, 3).where(price_above_avg_of("a"))
-        .next("c").where(price_above_avg_of("b")).within(12)
+        Pattern.begin("a")
+        .where(named("a"))
+        .optional()
+        .followed_by("b")
+        .where(named("b"))
+        .times(1, 3)
+        .where(price_above_avg_of("a"))
+        .next("c")
+        .where(price_above_avg_of("b"))
+        .within(12)
     ),
 }
 

@@ -9,7 +9,14 @@ from .helpers import id_dict, named, run, run_full
 
 
 def a_not_next_n_then_c():
-    return Pattern.begin("a").where(named("a")).not_next("n").where(named("n")).followed_by("c").where(named("c"))
+    return (
+        Pattern.begin("a")
+        .where(named("a"))
+        .not_next("n")
+        .where(named("n"))
+        .followed_by("c")
+        .where(named("c"))
+    )
 
 
 def test_not_next_in_the_middle_forbids_the_event_right_after():
@@ -48,10 +55,14 @@ def test_not_next_at_the_end_is_accepted_without_a_window():
 
 def test_two_not_next_in_a_row():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .not_next("n").where(named("n"))
-        .not_next("m").where(named("m"))
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .not_next("n")
+        .where(named("n"))
+        .not_next("m")
+        .where(named("m"))
+        .followed_by("c")
+        .where(named("c"))
     )
     assert run(p, "a1 m2 c3") == []
     assert run(p, "a1 n2 c3") == []
@@ -62,7 +73,14 @@ def test_two_not_next_in_a_row():
 
 
 def a_not_followed_by_n_then_c():
-    return Pattern.begin("a").where(named("a")).not_followed_by("n").where(named("n")).followed_by("c").where(named("c"))
+    return (
+        Pattern.begin("a")
+        .where(named("a"))
+        .not_followed_by("n")
+        .where(named("n"))
+        .followed_by("c")
+        .where(named("c"))
+    )
 
 
 def test_not_followed_by_in_the_middle_forbids_the_event_anywhere_before_the_next_step():
@@ -79,9 +97,12 @@ def test_not_followed_by_in_the_middle_kills_only_the_runs_it_sees():
 
 def test_not_followed_by_before_followed_by_any():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .not_followed_by("n").where(named("n"))
-        .followed_by_any("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .not_followed_by("n")
+        .where(named("n"))
+        .followed_by_any("c")
+        .where(named("c"))
     )
     assert run(p, "a1 c2 n3 c4") == [[1, 2]]
 
@@ -120,9 +141,13 @@ def test_not_followed_by_at_the_end_is_not_emitted_before_the_window_ends():
 
 def test_not_followed_by_at_the_end_after_a_loop():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b")).one_or_more()
-        .not_followed_by("n").where(named("n"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .one_or_more()
+        .not_followed_by("n")
+        .where(named("n"))
         .within(10)
     )
     assert run(p, "a1@1 b2@2 b3@3 n4@4") == []
@@ -134,10 +159,15 @@ def test_not_followed_by_at_the_end_after_a_loop():
 
 def test_not_followed_by_before_an_optional_step_also_guards_the_following_step():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .not_followed_by("n").where(named("n"))
-        .followed_by("b").where(named("b")).optional()
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .not_followed_by("n")
+        .where(named("n"))
+        .followed_by("b")
+        .where(named("b"))
+        .optional()
+        .followed_by("c")
+        .where(named("c"))
     )
     assert run(p, "a1 n2 c3") == []
     assert run(p, "a1 x2 c3") == [[1, 3]]
@@ -145,10 +175,15 @@ def test_not_followed_by_before_an_optional_step_also_guards_the_following_step(
 
 def test_taking_the_optional_step_cancels_the_pending_not_followed_by():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .not_followed_by("n").where(named("n"))
-        .followed_by("b").where(named("b")).optional()
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .not_followed_by("n")
+        .where(named("n"))
+        .followed_by("b")
+        .where(named("b"))
+        .optional()
+        .followed_by("c")
+        .where(named("c"))
     )
     assert run(p, "a1 b2 n3 c4") == [[1, 2, 4]]
 
@@ -156,10 +191,15 @@ def test_taking_the_optional_step_cancels_the_pending_not_followed_by():
 def test_not_followed_by_before_a_loop():
     # NotPatternITCase.testNotFollowedByBeforeOneOrMore-like
     p = (
-        Pattern.begin("a").where(named("a"))
-        .not_followed_by("n").where(named("n"))
-        .followed_by("b").where(named("b")).one_or_more()
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .not_followed_by("n")
+        .where(named("n"))
+        .followed_by("b")
+        .where(named("b"))
+        .one_or_more()
+        .followed_by("c")
+        .where(named("c"))
     )
     assert run(p, "a1 b2 n3 b4 c5") == [[1, 2, 4, 5], [1, 2, 5]]
     assert run(p, "a1 n2 b3 c4") == []
@@ -167,10 +207,15 @@ def test_not_followed_by_before_a_loop():
 
 def test_not_followed_by_after_a_loop():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b")).one_or_more()
-        .not_followed_by("n").where(named("n"))
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .one_or_more()
+        .not_followed_by("n")
+        .where(named("n"))
+        .followed_by("c")
+        .where(named("c"))
     )
     assert run(p, "a1 b2 b3 c4") == [[1, 2, 3, 4], [1, 2, 4]]
 
@@ -178,20 +223,30 @@ def test_not_followed_by_after_a_loop():
 def test_not_followed_by_after_a_loop_kills_the_loop_itself():
     # the looping state carries the stop edge: n3 ends the whole branch, the loop included
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b")).one_or_more()
-        .not_followed_by("n").where(named("n"))
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .one_or_more()
+        .not_followed_by("n")
+        .where(named("n"))
+        .followed_by("c")
+        .where(named("c"))
     )
     assert run(p, "a1 b2 n3 b4 c5") == []
 
 
 def test_not_next_after_a_loop():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b")).one_or_more()
-        .not_next("n").where(named("n"))
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .one_or_more()
+        .not_next("n")
+        .where(named("n"))
+        .followed_by("c")
+        .where(named("c"))
     )
     assert run(p, "a1 b2 x3 b4 c5") == [[1, 2, 4, 5], [1, 2, 5]]
     # n3 right after a repetition kills the whole branch, the loop included
@@ -202,9 +257,14 @@ def test_not_followed_by_before_an_optional_loop_at_the_end_does_not_veto_the_em
     # NotPatternITCase.testNotFollowByBeforeZeroOrMore-like: the optional tail completes the
     # match at once, before the not_followed_by can see anything
     p = (
-        Pattern.begin("a").where(named("a"))
-        .not_followed_by("n").where(named("n"))
-        .followed_by("b").where(named("b")).one_or_more().optional()
+        Pattern.begin("a")
+        .where(named("a"))
+        .not_followed_by("n")
+        .where(named("n"))
+        .followed_by("b")
+        .where(named("b"))
+        .one_or_more()
+        .optional()
     )
     r = run_full(p, "a1 n2 b3")
     assert r.emitted_at() == [(1, [1])]
@@ -213,9 +273,13 @@ def test_not_followed_by_before_an_optional_loop_at_the_end_does_not_veto_the_em
 def test_not_followed_by_before_an_optional_times_with_window():
     # NotPatternITCase.testNotFollowByBeforeTimesWithin-like
     p = (
-        Pattern.begin("a").where(named("a"))
-        .not_followed_by("n").where(named("n"))
-        .followed_by("b").where(named("b")).times(0, 2)
+        Pattern.begin("a")
+        .where(named("a"))
+        .not_followed_by("n")
+        .where(named("n"))
+        .followed_by("b")
+        .where(named("b"))
+        .times(0, 2)
         .within(10)
     )
     assert run(p, "a1@1 n2@2 b3@3 b4@4") == [[1]]
@@ -229,9 +293,13 @@ def test_not_followed_by_before_an_optional_step_kills_the_run_that_skipped_it()
     # to one run and take it from the other.
     p = (
         Pattern.begin("a")
-        .not_followed_by("n").where(named("c"))
-        .followed_by("s").optional()
-        .followed_by("b").where(named("b")).times(3)
+        .not_followed_by("n")
+        .where(named("c"))
+        .followed_by("s")
+        .optional()
+        .followed_by("b")
+        .where(named("b"))
+        .times(3)
         .within(12)
     )
     r = run_full(p, "a1@3 a2@5 c3@8")
@@ -250,8 +318,12 @@ def test_a_pending_not_followed_by_match_does_not_wait_for_an_older_open_run_wit
 
     p = (
         Pattern.begin("p0")
-        .next("p1").where(soon_after_p0).times(1, 3)
-        .not_followed_by("p2").where(named("d")).within(2, WithinType.PREVIOUS_AND_CURRENT)
+        .next("p1")
+        .where(soon_after_p0)
+        .times(1, 3)
+        .not_followed_by("p2")
+        .where(named("d"))
+        .within(2, WithinType.PREVIOUS_AND_CURRENT)
     )
     r = run_full(p, "d1@15 c2@17 b3@22 d4@27 a5@28 a6@31")
     assert [id_dict(x.match) for x in r.emitted] == [{"p0": [1], "p1": [2]}, {"p0": [4], "p1": [5]}]

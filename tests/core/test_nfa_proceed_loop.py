@@ -10,9 +10,12 @@ from flowcep.sharedbuffer import SharedBuffer
 
 def test_a_proceed_loop_raises_instead_of_hanging():
     p = (
-        Pattern.begin("a").where(lambda e: e == "a")
-        .followed_by(Pattern.begin("g").where(lambda e: e == "g").optional()).one_or_more()
-        .followed_by("c").where(lambda e: e == "c")
+        Pattern.begin("a")
+        .where(lambda e: e == "a")
+        .followed_by(Pattern.begin("g").where(lambda e: e == "g").optional())
+        .one_or_more()
+        .followed_by("c")
+        .where(lambda e: e == "c")
     )
     nfa = NFACompiler.compile(p)  # compiling is fine, as in Flink
     state, buffer = nfa.create_initial_state(), SharedBuffer()

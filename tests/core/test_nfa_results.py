@@ -11,9 +11,12 @@ from .helpers import dict_matches, events, named, run, run_full
 def test_match_keys_follow_pattern_order_not_name_order():
     # NFAITCase.testNFAResultKeyOrdering
     p = (
-        Pattern.begin("z").where(named("a"))
-        .followed_by("y").where(named("b"))
-        .followed_by("x").where(named("c"))
+        Pattern.begin("z")
+        .where(named("a"))
+        .followed_by("y")
+        .where(named("b"))
+        .followed_by("x")
+        .where(named("c"))
     )
     (m,) = dict_matches(p, "a1 b2 c3")
     assert list(m) == ["z", "y", "x"]
@@ -33,9 +36,13 @@ def test_match_lists_are_in_event_order():
 
 def test_steps_without_events_are_absent_from_the_match():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b")).optional()
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .optional()
+        .followed_by("c")
+        .where(named("c"))
     )
     assert dict_matches(p, "a1 c2") == [{"a": [1], "c": [2]}]
 
@@ -51,10 +58,18 @@ def test_identical_flattened_matches_are_kept_as_a_multiset():
     # two optional loops over the same events: {m1: [a2, a3]}, {m1: [a2], m2: [a3]} and
     # {m2: [a2, a3]} all flatten to the same ids (NFAITCase.testMultipleTakesVersionCollision)
     p = (
-        Pattern.begin("start").where(named("c"))
-        .followed_by("m1").where(named("a")).one_or_more().optional()
-        .followed_by("m2").where(named("a")).one_or_more().optional()
-        .followed_by("end").where(named("b"))
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by("m1")
+        .where(named("a"))
+        .one_or_more()
+        .optional()
+        .followed_by("m2")
+        .where(named("a"))
+        .one_or_more()
+        .optional()
+        .followed_by("end")
+        .where(named("b"))
     )
     assert run(p, "c1 a2 a3 b4") == [[1, 2, 3, 4], [1, 2, 3, 4], [1, 2, 3, 4], [1, 2, 4], [1, 2, 4], [1, 4]]
     assert sorted(dict_matches(p, "c1 a2 a3 b4"), key=repr) == sorted(
@@ -72,10 +87,18 @@ def test_identical_flattened_matches_are_kept_as_a_multiset():
 
 def test_two_combination_loops_after_followed_by_any():
     p = (
-        Pattern.begin("start").where(named("c"))
-        .followed_by_any("m1").where(named("a")).one_or_more().allow_combinations()
-        .followed_by_any("m2").where(named("a")).one_or_more().allow_combinations()
-        .followed_by("end").where(named("b"))
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by_any("m1")
+        .where(named("a"))
+        .one_or_more()
+        .allow_combinations()
+        .followed_by_any("m2")
+        .where(named("a"))
+        .one_or_more()
+        .allow_combinations()
+        .followed_by("end")
+        .where(named("b"))
     )
     assert sorted(dict_matches(p, "c1 a2 a3 a4 b5"), key=repr) == sorted(
         [
@@ -91,10 +114,18 @@ def test_two_combination_loops_after_followed_by_any():
 
 def test_two_combination_loops_after_followed_by():
     p = (
-        Pattern.begin("start").where(named("c"))
-        .followed_by("m1").where(named("a")).one_or_more().allow_combinations()
-        .followed_by("m2").where(named("a")).one_or_more().allow_combinations()
-        .followed_by("end").where(named("b"))
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by("m1")
+        .where(named("a"))
+        .one_or_more()
+        .allow_combinations()
+        .followed_by("m2")
+        .where(named("a"))
+        .one_or_more()
+        .allow_combinations()
+        .followed_by("end")
+        .where(named("b"))
     )
     assert sorted(dict_matches(p, "c1 a2 a3 a4 a5 b6"), key=repr) == sorted(
         [
@@ -121,7 +152,12 @@ def test_events_with_equal_timestamps_are_processed_in_arrival_order():
 
 
 def test_skip_strategy_orders_runs_with_equal_timestamps_by_arrival():
-    p = Pattern.begin("a", AfterMatchSkipStrategy.skip_to_next()).where(named("a")).followed_by_any("b").where(named("b"))
+    p = (
+        Pattern.begin("a", AfterMatchSkipStrategy.skip_to_next())
+        .where(named("a"))
+        .followed_by_any("b")
+        .where(named("b"))
+    )
     r = run_full(p, "a1@5 a2@5 b3@5 b4@5")
     assert r.emitted_at() == [(3, [1, 3]), (3, [2, 3])]
 
@@ -203,9 +239,13 @@ def test_killed_runs_release_their_events():
 
 def test_buffer_empties_when_the_window_expires():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by_any("b").where(named("b")).one_or_more()
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by_any("b")
+        .where(named("b"))
+        .one_or_more()
+        .followed_by("c")
+        .where(named("c"))
         .within(5)
     )
     r = run_full(p, "a1@1 b2@2 a3@3 b4@4 c5@5", final_ts=None)

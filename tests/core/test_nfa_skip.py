@@ -35,12 +35,18 @@ def test_skip_to_last_prunes_runs_that_started_strictly_before_the_target():
 
 def test_skip_to_first_of_the_first_step_prunes_nothing():
     assert run(two_then_two(S.skip_to_first("start")), "x1 x2 x3 x4 x5 x6") == [
-        [1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6],
+        [1, 2, 3, 4],
+        [2, 3, 4, 5],
+        [3, 4, 5, 6],
     ]
 
 
 def test_skip_to_last_of_the_first_step():
-    assert run(two_then_two(S.skip_to_last("start")), "x1 x2 x3 x4 x5 x6") == [[1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6]]
+    assert run(two_then_two(S.skip_to_last("start")), "x1 x2 x3 x4 x5 x6") == [
+        [1, 2, 3, 4],
+        [2, 3, 4, 5],
+        [3, 4, 5, 6],
+    ]
 
 
 def test_skip_to_first_with_throw_on_miss_fails_when_skipping_to_the_first_event_of_the_match():
@@ -85,7 +91,11 @@ def test_skip_to_last_of_a_repeated_step_targets_its_last_event():
 
 
 def test_skip_to_first_of_a_repeated_step_targets_its_first_event():
-    assert run(a_then_two_b(S.skip_to_first("b")), "a1 b2 a3 b4 a5 b6 b7") == [[1, 2, 4], [3, 4, 6], [5, 6, 7]]
+    assert run(a_then_two_b(S.skip_to_first("b")), "a1 b2 a3 b4 a5 b6 b7") == [
+        [1, 2, 4],
+        [3, 4, 6],
+        [5, 6, 7],
+    ]
 
 
 def test_skip_to_last_prunes_runs_that_share_the_target():
@@ -97,9 +107,13 @@ def test_skip_to_last_prunes_runs_that_share_the_target():
 
 def optional_b(skip):
     return (
-        Pattern.begin("a", skip).where(named("a"))
-        .followed_by("b").where(named("b")).optional()
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a", skip)
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .optional()
+        .followed_by("c")
+        .where(named("c"))
     )
 
 

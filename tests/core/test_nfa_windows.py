@@ -29,7 +29,15 @@ def test_within_accepts_a_timedelta():
 
 
 def test_window_is_counted_from_the_first_event_of_the_match():
-    p = Pattern.begin("a").where(named("a")).followed_by("b").where(named("b")).followed_by("c").where(named("c")).within(10)
+    p = (
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .followed_by("c")
+        .where(named("c"))
+        .within(10)
+    )
     assert run(p, "a1@0 b2@5 c3@9") == [[1, 2, 3]]
     assert run(p, "a1@0 b2@5 c3@10") == []
 
@@ -104,9 +112,13 @@ def test_advance_time_exactly_at_the_window_end_times_out():
 
 def test_every_open_run_of_a_loop_times_out():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b")).one_or_more()
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .one_or_more()
+        .followed_by("c")
+        .where(named("c"))
         .within(10)
     )
     r = run_full(p, "a1@1 b2@2 b3@3 x4@30")
@@ -136,9 +148,14 @@ def test_completed_runs_do_not_time_out():
 
 def test_buffer_is_empty_after_every_run_timed_out():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by_any("b").where(named("b")).one_or_more().allow_combinations()
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by_any("b")
+        .where(named("b"))
+        .one_or_more()
+        .allow_combinations()
+        .followed_by("c")
+        .where(named("c"))
         .within(10)
     )
     r = run_full(p, "a1@1 b2@2 b3@3 a4@4 b5@5")
@@ -151,9 +168,13 @@ def test_buffer_is_empty_after_every_run_timed_out():
 
 def test_previous_and_current_window_on_the_last_step_bounds_only_its_own_gap():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b"))
-        .followed_by("c").where(named("c")).within(3, PC)
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .followed_by("c")
+        .where(named("c"))
+        .within(3, PC)
     )
     r = run_full(p, "a1@1 b2@10 c3@12 a4@20 b5@21 c6@30")
     # a1 -> b2 is 9 ms apart but only the gap before c is bounded
@@ -164,9 +185,13 @@ def test_previous_and_current_window_on_the_last_step_bounds_only_its_own_gap():
 
 def test_previous_and_current_window_on_a_middle_step():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b")).within(3, PC)
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .within(3, PC)
+        .followed_by("c")
+        .where(named("c"))
     )
     r = run_full(p, "a1@1 b2@10 c3@12 a4@20 b5@21 c6@30 a7@40 x8@41")
     assert r.matches == [[4, 5, 6]]
@@ -175,9 +200,13 @@ def test_previous_and_current_window_on_a_middle_step():
 
 def test_previous_and_current_window_on_the_first_step_bounds_nothing():
     p = (
-        Pattern.begin("a").where(named("a")).within(3, PC)
-        .followed_by("b").where(named("b"))
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .within(3, PC)
+        .followed_by("b")
+        .where(named("b"))
+        .followed_by("c")
+        .where(named("c"))
     )
     assert run(p, "a1@1 b2@10 c3@12 a4@20 b5@21 c6@30") == [[1, 2, 3], [4, 5, 6]]
 
@@ -198,9 +227,14 @@ def test_previous_and_current_window_on_a_looping_step_bounds_no_gap():
 
 def test_previous_and_current_window_on_a_times_step_bounds_no_gap():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b")).times(3).within(3, PC)
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .times(3)
+        .within(3, PC)
+        .followed_by("c")
+        .where(named("c"))
     )
     assert run(p, "a1@0 b2@5 b3@6 b4@7 c5@8") == [[1, 2, 3, 4, 5]]
     assert run(p, "a1@0 b2@1 b3@6 b4@7 c5@8") == [[1, 2, 3, 4, 5]]
@@ -210,9 +244,13 @@ def test_previous_and_current_window_on_a_times_step_bounds_no_gap():
 def test_identical_open_runs_time_out_as_identical_partial_matches():
     # the run waiting in the loop and the one waiting for c hold the same events
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b")).one_or_more()
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .one_or_more()
+        .followed_by("c")
+        .where(named("c"))
         .within(100)
     )
     r = run_full(p, "a1@0 b2@5 x3@6")
@@ -221,8 +259,13 @@ def test_identical_open_runs_time_out_as_identical_partial_matches():
 
 def test_both_window_types_together():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b")).one_or_more().within(3, PC).within(5)
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .one_or_more()
+        .within(3, PC)
+        .within(5)
     )
     assert run(p, "a1@0 b2@2 b3@4 b4@6") == [[1, 2], [1, 2, 3]]
 
@@ -237,9 +280,13 @@ def test_previous_and_current_window_as_large_as_the_global_window_is_allowed():
 
 def test_times_window_bounds_the_gaps_between_repetitions():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b")).times(3, window=3)
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .times(3, window=3)
+        .followed_by("c")
+        .where(named("c"))
     )
     r = run_full(p, "a1@1 b2@2 b3@4 b4@6 c5@7")
     assert r.matches == [[1, 2, 3, 4, 5]]  # the repetitions span 4 ms, every gap is 2
@@ -247,9 +294,13 @@ def test_times_window_bounds_the_gaps_between_repetitions():
 
 def test_times_window_bounds_the_gap_before_the_first_repetition():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b")).times(3, window=3)
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .times(3, window=3)
+        .followed_by("c")
+        .where(named("c"))
     )
     r = run_full(p, "a1@10 b2@20 b3@21 b4@22 c5@23")
     assert r.matches == []
@@ -260,9 +311,13 @@ def test_times_window_does_not_bound_the_gap_before_the_last_repetition():
     # Flink records the quantifier window only for the states whose internal name has a ":N"
     # suffix: the state of the last repetition is created first and keeps the plain name
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b")).times(3, window=3)
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .times(3, window=3)
+        .followed_by("c")
+        .where(named("c"))
     )
     assert run(p, "a1@30 b2@31 b3@32 b4@35 c5@36") == [[1, 2, 3, 4, 5]]
     assert run(p, "a1@30 b2@31 b3@35 b4@36 c5@37") == []
@@ -270,9 +325,13 @@ def test_times_window_does_not_bound_the_gap_before_the_last_repetition():
 
 def test_one_or_more_window():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b")).one_or_more(window=3)
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .one_or_more(window=3)
+        .followed_by("c")
+        .where(named("c"))
     )
     # the gap before the first repetition is bounded ...
     r = run_full(p, "a1@0 b2@5 b3@6 c4@7")
@@ -284,9 +343,13 @@ def test_one_or_more_window():
 
 def test_times_or_more_window():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b")).times_or_more(2, window=3)
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .times_or_more(2, window=3)
+        .followed_by("c")
+        .where(named("c"))
     )
     assert run(p, "a1@0 b2@1 b3@2 b4@4 c5@20") == [[1, 2, 3, 4, 5], [1, 2, 3, 5]]
     # the gap between the first and the second (mandatory) repetition is bounded
@@ -297,9 +360,13 @@ def test_times_or_more_window():
 
 def test_times_range_window():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b")).times(1, 3, window=3)
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .times(1, 3, window=3)
+        .followed_by("c")
+        .where(named("c"))
     )
     # the last repetition's state has no window
     assert run(p, "a1@0 b2@1 b3@2 b4@10 c5@11") == [[1, 2, 3, 4, 5], [1, 2, 3, 5], [1, 2, 5]]
@@ -310,9 +377,13 @@ def test_times_range_window():
 
 def test_times_range_window_bounds_the_gap_to_the_second_repetition():
     p = (
-        Pattern.begin("a").where(named("a"))
-        .followed_by("b").where(named("b")).times(2, 3, window=3)
-        .followed_by("c").where(named("c"))
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .times(2, 3, window=3)
+        .followed_by("c")
+        .where(named("c"))
     )
     r = run_full(p, "a1@0 b2@1 b3@5 b4@6 c5@7")
     assert r.matches == []

@@ -643,7 +643,9 @@ def test_within_zero_is_kept() -> None:
 def test_within_negative_is_kept_in_milliseconds_as_flink_does() -> None:
     # Flink takes Duration.ofMillis(-1) and matches as if there were no window (test_nfa_windows)
     assert Pattern.begin("a").within(-1).get_window_size() == -1
-    assert Pattern.begin("a").within(timedelta(milliseconds=-3)).window_times == {WithinType.FIRST_AND_LAST: -3}
+    assert Pattern.begin("a").within(timedelta(milliseconds=-3)).window_times == {
+        WithinType.FIRST_AND_LAST: -3
+    }
     # truncated towards zero, as Java's Duration.toMillis: -0.5 ms is 0 ms
     assert Pattern.begin("a").within(timedelta(microseconds=-500)).get_window_size() == 0
     p = Pattern.begin("a").within(-2, WithinType.PREVIOUS_AND_CURRENT)

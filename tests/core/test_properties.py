@@ -38,8 +38,13 @@ def step_specs(draw, first: bool):
     contiguity = None if first else draw(st.sampled_from(["next", "followed_by", "followed_by_any"]))
     negation = None if first else draw(st.sampled_from([None, None, None, "not_next", "not_followed_by"]))
     return dict(
-        names=tuple(sorted(names)), quant=quant, inner=inner, optional_loop=optional_loop,
-        greedy=greedy, contiguity=contiguity, negation=negation,
+        names=tuple(sorted(names)),
+        quant=quant,
+        inner=inner,
+        optional_loop=optional_loop,
+        greedy=greedy,
+        contiguity=contiguity,
+        negation=negation,
     )
 
 
@@ -48,7 +53,9 @@ def pattern_specs(draw):
     n = draw(st.integers(1, 3))
     steps = [draw(step_specs(first=(i == 0))) for i in range(n)]
     window = draw(st.sampled_from([None, 3, 5, 8]))
-    skip = draw(st.sampled_from(["no_skip", "skip_to_next", "skip_past_last_event", "skip_to_first", "skip_to_last"]))
+    skip = draw(
+        st.sampled_from(["no_skip", "skip_to_next", "skip_past_last_event", "skip_to_first", "skip_to_last"])
+    )
     return dict(steps=steps, window=window, skip=skip)
 
 
@@ -273,7 +280,9 @@ def test_decision_tables_decide_as_the_depth_first_search(spec):
             handle = EventHandle(Event(name=letter), 0)
             expected = nfa._decide(None, None, handle, nfa.states[name], None)
             tabled_decision = nfa._slots[name].table(handle.event)
-            assert tabled_decision.plans is not None and expected.plans is None  # precompiled decisions get plans
+            assert (
+                tabled_decision.plans is not None and expected.plans is None
+            )  # precompiled decisions get plans
             fields = ("edges", "takes", "ignores", "finals", "unchanged")
             assert [getattr(tabled_decision, f) for f in fields] == [getattr(expected, f) for f in fields]
 
@@ -316,7 +325,9 @@ def test_partial_matches_handed_from_run_to_run_are_what_the_buffer_gives(spec, 
 
 
 @SETTINGS
-@given(pattern_specs(), event_streams, st.integers(0, 10), st.sampled_from(["no_skip", "skip_past_last_event"]))
+@given(
+    pattern_specs(), event_streams, st.integers(0, 10), st.sampled_from(["no_skip", "skip_past_last_event"])
+)
 def test_a_buffer_that_keeps_no_paths_gives_the_same_results_where_no_skip_strategy_reads_them(
     spec, evs, cut, skip
 ):
@@ -374,14 +385,17 @@ def test_the_queue_head_gives_the_next_deadline_and_emptiness(spec, evs):
             if run.start_event_id is not None
             for t in (
                 run.start_timestamp + nfa.window_time if nfa.window_time > 0 else None,
-                run.previous_timestamp + nfa.window_times[run.state] if nfa.window_times.get(run.state, 0) > 0 else None,
+                run.previous_timestamp + nfa.window_times[run.state]
+                if nfa.window_times.get(run.state, 0) > 0
+                else None,
             )
             if t is not None
         ]
         assert nfa.next_deadline(state) == (min(due) if due else None)
         # is_empty() reads the queue's head too
         assert state.is_empty() == (
-            not list(state.completed_matches) and all(run.start_event_id is None for run in state.partial_matches)
+            not list(state.completed_matches)
+            and all(run.start_event_id is None for run in state.partial_matches)
         )
 
 
@@ -460,7 +474,11 @@ def test_switching_every_shared_decision_off_makes_each_run_search_its_own():
     searched = []
     with pytest.MonkeyPatch.context() as mp:
         decide = nfa._decide
-        mp.setattr(nfa, "_decide", lambda buffer, run, *rest: searched.append(run.state) or decide(buffer, run, *rest))
+        mp.setattr(
+            nfa,
+            "_decide",
+            lambda buffer, run, *rest: searched.append(run.state) or decide(buffer, run, *rest),
+        )
         state, buffer = fresh(nfa)
         for t, name in enumerate("aab", 1):
             nfa.process(buffer, state, Event(name=name), t)
@@ -548,7 +566,9 @@ def test_decision_plans_do_what_compute_next_states_does(spec, evs, keeps_paths)
     _, reference = compile_or_reject(spec)
     reference.plans_enabled = False
     make_buffer = SharedBuffer if keeps_paths else PathlessBuffer
-    keys = [(nfa, Result(nfa, nfa.create_initial_state(), make_buffer(), [], [])) for nfa in (planned, reference)]
+    keys = [
+        (nfa, Result(nfa, nfa.create_initial_state(), make_buffer(), [], [])) for nfa in (planned, reference)
+    ]
     for e in evs:
         for nfa, r in keys:
             feed(nfa, r.state, r.buffer, [e], r)

@@ -43,9 +43,7 @@ def b_condition(e, ctx):
 def stock_pattern(skip=None):
     begin = Pattern.begin("a") if skip is None else Pattern.begin("a", skip)
     return (
-        begin.where(a_condition).one_or_more()
-        .followed_by("b").where(b_condition)
-        .within(timedelta(hours=1))
+        begin.where(a_condition).one_or_more().followed_by("b").where(b_condition).within(timedelta(hours=1))
     )
 
 

@@ -250,7 +250,9 @@ def test_a_pathless_buffer_numbers_events_and_nodes_as_the_full_buffer_and_store
             (1, 1),
             (2, 0),
         ]
-    assert lean.put("a", (1, 0), None, dewey(1), stage=True) == full.put("a", (1, 0), None, dewey(1), stage=True)
+    assert lean.put("a", (1, 0), None, dewey(1), stage=True) == full.put(
+        "a", (1, 0), None, dewey(1), stage=True
+    )
     lean.lock_node(((1, 0), "a"), dewey(1, 0))
     lean.release_node(((1, 0), "a"), dewey(1, 0))
     assert lean.is_empty() and lean.entry_count() == lean.event_count() == 0

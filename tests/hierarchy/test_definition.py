@@ -76,11 +76,16 @@ def test_of_type_inside_a_conjunction_still_reads_complex_events_only() -> None:
 
 
 def test_a_level_that_may_hold_matches_back_without_a_window_cannot_feed_another() -> None:
-    held = Pattern.begin("a", AfterMatchSkipStrategy.skip_past_last_event()).where(is_("alarm")).followed_by(
-        "b"
-    ).where(is_("alarm"))
+    held = (
+        Pattern.begin("a", AfterMatchSkipStrategy.skip_past_last_event())
+        .where(is_("alarm"))
+        .followed_by("b")
+        .where(is_("alarm"))
+    )
     h = Hierarchy().define("incident", held).define("outage", reads("incident"))
-    with pytest.raises(HierarchyError, match="'incident' is read by a higher level but may hold its matches back"):
+    with pytest.raises(
+        HierarchyError, match="'incident' is read by a higher level but may hold its matches back"
+    ):
         h.build()
 
 

@@ -24,7 +24,11 @@ from flowcep import CEP, AfterMatchSkipStrategy, Pattern
 from flowcep.hierarchy import ComplexEvent, Hierarchy, HierarchyOperator, HierarchyPlan, of_type
 from tests.hierarchy.support import is_
 
-SETTINGS = settings(max_examples=int(os.environ.get("HIERARCHY_EXAMPLES", "100")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=int(os.environ.get("HIERARCHY_EXAMPLES", "100")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 KINDS = "abc"  # of events; steps read "a" and "b", so that "c" is noise
 STEP_KINDS = "ab"
 
@@ -40,7 +44,9 @@ def streams(draw: Any, strictly_increasing: bool, max_size: int = 14) -> list[di
     ts = 1
     events = []
     for i in range(size):
-        events.append({"id": i, "ts": ts, "kind": draw(st.sampled_from(KINDS)), "key": draw(st.sampled_from("xxy"))})
+        events.append(
+            {"id": i, "ts": ts, "kind": draw(st.sampled_from(KINDS)), "key": draw(st.sampled_from("xxy"))}
+        )
         ts += draw(st.integers(1 if strictly_increasing else 0, 3))
     return events
 
@@ -69,7 +75,9 @@ def hierarchies(draw: Any) -> list[tuple[list[Step], str, int | None, bool, bool
         if i > 0 and all(kind == "raw" for kind, _ in steps):
             steps[draw(st.integers(0, len(steps) - 1))] = ("type", i - 1)
         # followed_by_any above the first level multiplies matches past what a quick test runs
-        contiguity = draw(st.sampled_from(["next", "followed_by", "followed_by_any"] if i == 0 else ["next", "followed_by"]))
+        contiguity = draw(
+            st.sampled_from(["next", "followed_by", "followed_by_any"] if i == 0 else ["next", "followed_by"])
+        )
         window = draw(st.one_of(st.none(), st.integers(2, 12)))
         skip = draw(st.booleans())
         trailing_not = draw(st.booleans()) and i == 0
@@ -146,7 +154,11 @@ def test_one_pass_equals_the_levels_run_one_after_another(
     h = build(spec)
     plan = h.build()
     operator = HierarchyOperator(
-        plan, key_by="key", timestamp="ts", out_of_orderness=out_of_orderness, emit=[lv.name for lv in plan.levels]
+        plan,
+        key_by="key",
+        timestamp="ts",
+        out_of_orderness=out_of_orderness,
+        emit=[lv.name for lv in plan.levels],
     )
     out = []
     for start in range(0, len(events), batch):
@@ -219,9 +231,13 @@ def test_a_hierarchy_equals_the_flat_pattern_of_group_patterns(
     levels: list[list[Step]], events: list[dict[str, Any]], window: int | None, lower_extra: int | None
 ) -> None:
     top = f"L{len(levels) - 1}"
-    operator = HierarchyOperator(hierarchy_of(levels, window, lower_extra), key_by="key", timestamp="ts", emit=[top])
+    operator = HierarchyOperator(
+        hierarchy_of(levels, window, lower_extra), key_by="key", timestamp="ts", emit=[top]
+    )
     out = operator.process_elements(events) + operator.flush()
-    hierarchy = Counter((o.key, tuple(e["id"] for e in o.value.raw_events())) for o in out if o.kind == "match")
+    hierarchy = Counter(
+        (o.key, tuple(e["id"] for e in o.value.raw_events())) for o in out if o.kind == "match"
+    )
     flat = flat_of(levels, len(levels) - 1).within(window)
     stream = CEP.pattern(events, flat, key_by="key", timestamp="ts")
     flat_matches = Counter(

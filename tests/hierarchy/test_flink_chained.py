@@ -44,15 +44,29 @@ def random_case(rnd: random.Random, n: int) -> dict[str, Any]:
     ts = 1
     events = []
     for i in range(rnd.randint(8, 30)):
-        events.append({"id": i, "key": rnd.choice(["k0", "k1"]), "name": rnd.choice("abc"), "price": rnd.randint(1, 9), "ts": ts})
+        events.append(
+            {
+                "id": i,
+                "key": rnd.choice(["k0", "k1"]),
+                "name": rnd.choice("abc"),
+                "price": rnd.randint(1, 9),
+                "ts": ts,
+            }
+        )
         ts += rnd.randint(1, 3)
     lower = [["begin", "a"], ["where", "name_eq", "a"]]
     for j in range(rnd.randint(1, 2)):
-        lower += [[rnd.choice(["next", "followed_by", "followed_by_any"]), f"l{j}"], ["where", "name_in", ["b", "c"]]]
+        lower += [
+            [rnd.choice(["next", "followed_by", "followed_by_any"]), f"l{j}"],
+            ["where", "name_in", ["b", "c"]],
+        ]
     lower.append(["within", rnd.randint(3, 12)])
     upper = [["begin", "x"], ["where", "price_gt", rnd.randint(2, 12)]]
     for j in range(rnd.randint(1, 2)):
-        upper += [[rnd.choice(["next", "followed_by", "followed_by_any"]), f"u{j}"], ["where", "price_gt", rnd.randint(0, 10)]]
+        upper += [
+            [rnd.choice(["next", "followed_by", "followed_by_any"]), f"u{j}"],
+            ["where", "price_gt", rnd.randint(0, 10)],
+        ]
     return {"id": f"h{n}", "events": events, "lower": lower, "upper": upper}
 
 
@@ -83,7 +97,10 @@ def by_hierarchy(case: dict[str, Any]) -> Counter:
         out += operator.process_watermark(event.ts - 1)
     out += operator.flush()
     return Counter(
-        tuple((step, tuple(tuple(e.id for e in c.raw_events()) for c in cs)) for step, cs in o.value.match.items())
+        tuple(
+            (step, tuple(tuple(e.id for e in c.raw_events()) for c in cs))
+            for step, cs in o.value.match.items()
+        )
         for o in out
         if o.kind == "match"
     )
@@ -94,7 +111,13 @@ def test_a_hierarchy_equals_two_chained_flink_operators(oracle: flink_oracle.Fli
     cases = [random_case(rnd, n) for n in range(N)]
     lower = oracle.run_cases(
         [
-            {"id": c["id"], "pattern": c["lower"], "skip": ["skip_past_last_event"], "timeout": False, "events": c["events"]}
+            {
+                "id": c["id"],
+                "pattern": c["lower"],
+                "skip": ["skip_past_last_event"],
+                "timeout": False,
+                "events": c["events"],
+            }
             for c in cases
         ]
     )
@@ -108,7 +131,11 @@ def test_a_hierarchy_equals_two_chained_flink_operators(oracle: flink_oracle.Fli
         released = [len(case["events"]) if at is None else at for at in result["match_at"]]
         order = sorted(
             range(len(result["matches"])),
-            key=lambda i: (max(by_id[x]["ts"] for ids in result["matches"][i].values() for x in ids), released[i], i),
+            key=lambda i: (
+                max(by_id[x]["ts"] for ids in result["matches"][i].values() for x in ids),
+                released[i],
+                i,
+            ),
         )
         complex_events = []
         constituents = []
@@ -126,13 +153,16 @@ def test_a_hierarchy_equals_two_chained_flink_operators(oracle: flink_oracle.Fli
             )
             constituents.append(ids)
         made_of.append(constituents)
-        uppers.append({"id": case["id"], "pattern": case["upper"], "timeout": False, "events": complex_events})
+        uppers.append(
+            {"id": case["id"], "pattern": case["upper"], "timeout": False, "events": complex_events}
+        )
     upper = oracle.run_cases(uppers)
     checked = 0
     for case, result, constituents in zip(cases, upper, made_of):
         assert result["error"] is None, result
         chained = Counter(
-            tuple((step, tuple(constituents[x] for x in ids)) for step, ids in match.items()) for match in result["matches"]
+            tuple((step, tuple(constituents[x] for x in ids)) for step, ids in match.items())
+            for match in result["matches"]
         )
         assert by_hierarchy(case) == chained, case["id"]
         checked += bool(chained)

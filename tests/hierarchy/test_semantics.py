@@ -13,7 +13,13 @@ from tests.hierarchy.support import ev, is_, matches, pair, run, spans
 
 
 def two_incidents(window: int | None = None) -> Pattern:
-    return Pattern.begin("i").where(of_type("incident")).followed_by("j").where(of_type("incident")).within(window)
+    return (
+        Pattern.begin("i")
+        .where(of_type("incident"))
+        .followed_by("j")
+        .where(of_type("incident"))
+        .within(window)
+    )
 
 
 def alarms(*times: int, key: str = "k") -> list[dict[str, object]]:
@@ -21,7 +27,11 @@ def alarms(*times: int, key: str = "k") -> list[dict[str, object]]:
 
 
 def outages(window: int | None = None, incident_window: int | None = None) -> Hierarchy:
-    return Hierarchy().define("incident", pair("alarm", "alarm", incident_window)).define("outage", two_incidents(window))
+    return (
+        Hierarchy()
+        .define("incident", pair("alarm", "alarm", incident_window))
+        .define("outage", two_incidents(window))
+    )
 
 
 # ---------------------------------------------------------------- 11.1 the time of a complex event
@@ -195,7 +205,9 @@ def test_a_complex_event_that_ends_behind_its_readers_watermark_is_late_there() 
         .define("outage", two_incidents())
     )
     late = [o for o in run(h, alarms(1, 5)) if o.kind == "late"]
-    assert [(o.level, type(o.value), o.value.start, o.timestamp) for o in late] == [("outage", ComplexEvent, 1, 1)]
+    assert [(o.level, type(o.value), o.value.start, o.timestamp) for o in late] == [
+        ("outage", ComplexEvent, 1, 1)
+    ]
 
 
 # ---------------------------------------------------------------- 11.7 sharing, results, keys
@@ -259,7 +271,9 @@ def test_a_snapshot_of_another_hierarchy_is_refused() -> None:
 
 def test_a_raw_event_without_a_timestamp_raises_naming_it() -> None:
     h = Hierarchy().define("incident", pair("alarm", "alarm"))
-    with pytest.raises(BadRecordError, match=r"bad record \{'kind': 'alarm', 'key': 'k'\} at the timestamp stage"):
+    with pytest.raises(
+        BadRecordError, match=r"bad record \{'kind': 'alarm', 'key': 'k'\} at the timestamp stage"
+    ):
         run(h, [{"kind": "alarm", "key": "k"}])
 
 

@@ -276,7 +276,10 @@ def gen_stale_timer_case(rng: random.Random, case_id: str) -> dict[str, Any]:
         calls.append(rng.choice((["optional"], ["times", 1, 2], ["one_or_more"])))
     if rng.random() < 0.25:
         calls += [["followed_by", g.name()], ["where", "name_eq", rng.choice(g.alphabet)]]
-    calls += [["within", rng.randint(8, 16), "FIRST_AND_LAST"], ["within", rng.randint(1, 3), "PREVIOUS_AND_CURRENT"]]
+    calls += [
+        ["within", rng.randint(8, 16), "FIRST_AND_LAST"],
+        ["within", rng.randint(1, 3), "PREVIOUS_AND_CURRENT"],
+    ]
     keys = ["k0", "k1", "k2"][: rng.choice((2, 2, 3))]
     key = rng.choice(keys)
     ts = 1

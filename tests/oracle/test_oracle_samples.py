@@ -54,7 +54,10 @@ DEVIATIONS = {
 def test_divergence_agrees_with_recorded_flink(sample: dict[str, Any]) -> None:
     mine = flowcep_runner.run_case(sample["case"])
     if sample["case"]["id"] == "s6174-658-reduced":
-        assert (sample["flink"]["error"]["type"], sample["flink"]["error"]["stage"]) == ("StackOverflowError", "compile")
+        assert (sample["flink"]["error"]["type"], sample["flink"]["error"]["stage"]) == (
+            "StackOverflowError",
+            "compile",
+        )
         assert mine["error"]["type"] == "MalformedPatternException"
         assert "cycle of PROCEED edges" in mine["error"]["message"]
         return

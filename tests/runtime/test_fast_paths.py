@@ -20,7 +20,9 @@ from flowcep.runtime.snapshot import dumps
 MODES = ("event", "event+comparator", "processing", "processing+comparator")
 
 
-def _elements(then: list[str], min_size: int) -> st.SearchStrategy[list[tuple[str, int, int, int, int, str, int]]]:
+def _elements(
+    then: list[str], min_size: int
+) -> st.SearchStrategy[list[tuple[str, int, int, int, int, str, int]]]:
     """Elements as ``(name, time step, how far behind the stream's time, key, price, what follows
     it, how far behind the stream's time that watermark is)``: watermarks up to beyond a window
     behind, so that keys buffer elements past their window timers."""
@@ -71,8 +73,13 @@ def _operators(pattern: Any, mode: str, out_of_orderness: int | None, now: list[
 def _step(name: str, contiguity: str | None = None) -> dict[str, Any]:
     """A step of ``pattern_specs``: one event named ``name``."""
     return dict(
-        names=(name,), quant="one", inner="relaxed", optional_loop=False, greedy=False,
-        contiguity=contiguity, negation=None,
+        names=(name,),
+        quant="one",
+        inner="relaxed",
+        optional_loop=False,
+        greedy=False,
+        contiguity=contiguity,
+        negation=None,
     )
 
 
@@ -91,7 +98,9 @@ def _same(fast: list[Output], reference: list[Output], ops: list[CepOperator]) -
     assert _state(ops[0]) == _state(ops[1])
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
+)
 @given(pattern_specs(), elements, st.sampled_from(MODES), st.sampled_from([None, None, 0, 2]))
 # a key fired while it buffers an element past its new window timer: due at the timer (4), not at
 # the element (10)
@@ -105,13 +114,20 @@ def _same(fast: list[Output], reference: list[Output], ops: list[CepOperator]) -
 # element of 5, not of 3
 @example(
     dict(steps=[_step("a"), _step("b", "followed_by")], window=None, skip="no_skip"),
-    [("a", 1, 0, 0, 0, "nothing", 0), ("x", 2, 0, 0, 0, "nothing", 0), ("x", 2, 0, 0, 0, "nothing", 0),
-     ("x", 0, 0, 0, 0, "nothing", 0)],
+    [
+        ("a", 1, 0, 0, 0, "nothing", 0),
+        ("x", 2, 0, 0, 0, "nothing", 0),
+        ("x", 2, 0, 0, 0, "nothing", 0),
+        ("x", 0, 0, 0, 0, "nothing", 0),
+    ],
     "event",
     None,
 )
 def test_the_fast_paths_give_the_outputs_and_state_of_their_references(
-    spec: dict[str, Any], stream: list[tuple[str, int, int, int, int, str, int]], mode: str, out_of_orderness: int | None
+    spec: dict[str, Any],
+    stream: list[tuple[str, int, int, int, int, str, int]],
+    mode: str,
+    out_of_orderness: int | None,
 ) -> None:
     pattern, _ = compile_or_reject(spec)
     now = [0]
@@ -134,10 +150,17 @@ def test_the_fast_paths_give_the_outputs_and_state_of_their_references(
 def test_a_watermark_that_fires_several_keys_at_once_fires_them_alike_both_ways() -> None:
     # three keys due by one watermark: the firing of many keys (by due time, then first
     # appearance), not the one-key shortcut
-    pattern, _ = compile_or_reject(dict(steps=[_step("a"), _step("b", "followed_by")], window=5, skip="no_skip"))
+    pattern, _ = compile_or_reject(
+        dict(steps=[_step("a"), _step("b", "followed_by")], window=5, skip="no_skip")
+    )
     ops = _operators(pattern, "event", None, [0])
-    stream = [Event("a", ts=1, id=1, volume=0.0), Event("a", ts=1, id=2, volume=1.0), Event("x", ts=3, id=3, volume=0.0),
-              Event("b", ts=2, id=4, volume=2.0), Event("b", ts=4, id=5, volume=1.0)]
+    stream = [
+        Event("a", ts=1, id=1, volume=0.0),
+        Event("a", ts=1, id=2, volume=1.0),
+        Event("x", ts=3, id=3, volume=0.0),
+        Event("b", ts=2, id=4, volume=2.0),
+        Event("b", ts=4, id=5, volume=1.0),
+    ]
     for e in stream:
         _same(*[op.process_element(e) for op in ops], ops)
     outputs = [op.process_watermark(10) for op in ops]

@@ -47,7 +47,9 @@ def cyclic_garbage_after(pattern: Pattern, events: int) -> int:
     gc.disable()
     try:
         op = CepOperator(pattern, key_by=lambda e: e.key, timestamp=lambda e: e.ts)
-        outputs = op.process_elements(Ev(names[i % len(names)], i, f"k{i // len(names) % 3}") for i in range(events))
+        outputs = op.process_elements(
+            Ev(names[i % len(names)], i, f"k{i // len(names) % 3}") for i in range(events)
+        )
         outputs += op.flush()
         assert any(o.kind == "match" for o in outputs) and any(o.kind == "timeout" for o in outputs)
         del op, outputs

@@ -265,8 +265,12 @@ def test_a_firing_ends_by_advancing_to_the_watermark_even_at_its_last_timestamp(
     # Flink (oracle case s20261123-432): the run that skips the optional p1 on a8 waits in p3
     # with previous timestamp 1, so it is due at 2 = the watermark and the last element's time
     pattern = (
-        Pattern.begin("p0").followed_by("p1").optional()
-        .followed_by("p3").where(is_("b")).within(1, WithinType.PREVIOUS_AND_CURRENT)
+        Pattern.begin("p0")
+        .followed_by("p1")
+        .optional()
+        .followed_by("p3")
+        .where(is_("b"))
+        .within(1, WithinType.PREVIOUS_AND_CURRENT)
     )
     op = operator(pattern, out_of_orderness=None)
     op.process_element(Ev("a", 1))

@@ -27,7 +27,12 @@ def test_key_by_and_timestamp_name_dict_keys() -> None:
         {"name": "a", "ts": 2, "user": "u2"},
         {"name": "b", "ts": 3, "user": "u2"},
     ]
-    pattern = Pattern.begin("a").where(lambda e: e["name"] == "a").followed_by("b").where(lambda e: e["name"] == "b")
+    pattern = (
+        Pattern.begin("a")
+        .where(lambda e: e["name"] == "a")
+        .followed_by("b")
+        .where(lambda e: e["name"] == "b")
+    )
     stream = CEP.pattern(rows, pattern, key_by="user", timestamp="ts")
     matches = list(stream.process(lambda m, ctx, out: out.collect((ctx.key, m))))
     assert matches == [("u2", {"a": [rows[1]], "b": [rows[2]]})]
@@ -44,7 +49,10 @@ def test_an_event_without_the_named_key_field_is_a_bad_record() -> None:
     op = CepOperator(ab_within(10), key_by="user", timestamp="ts", on_error="side_output")
     (out,) = op.process_element({"name": "a", "ts": 1})
     assert out.kind == "bad_record" and out.value.stage == "key"
-    assert out.value.error == "key extractor failed: LookupError: the event has no field 'user' (no key of that name)"
+    assert (
+        out.value.error
+        == "key extractor failed: LookupError: the event has no field 'user' (no key of that name)"
+    )
 
 
 def test_an_event_without_the_named_timestamp_field_is_a_bad_record() -> None:
@@ -88,6 +96,7 @@ def test_output_tags_of_one_name_are_one_output_whatever_their_types() -> None:
 
 # ----------------------------------------------------------------------------- held-back matches
 
+
 # Flink's documentation of skip strategies, `b+ c` over b1 b2 b3 c with SKIP_TO_FIRST[b]: its table
 # lists b1 b2 b3 c, b2 b3 c and b3 c; Flink 2.3 emits the first only. b2 b3 c and b3 c complete,
 # but wait behind the partial match b1 b2 b3..., which started earlier, could still take more
@@ -100,6 +109,7 @@ def b_plus_c() -> Pattern:
         .next("c")
         .where(is_("c"))
     )
+
 
 B1_B2_B3_C = [Ev("b1", 1), Ev("b2", 2), Ev("b3", 3), Ev("c", 4)]
 

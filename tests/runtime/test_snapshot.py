@@ -132,7 +132,8 @@ def test_a_snapshot_of_another_format_version_is_refused(version: int) -> None:
     data = bytearray(operator(ab_within(10)).snapshot())
     data[8:10] = version.to_bytes(2, "big")
     with pytest.raises(
-        SnapshotError, match=f"unsupported flowcep snapshot format version {version}; this flowcep reads version 3"
+        SnapshotError,
+        match=f"unsupported flowcep snapshot format version {version}; this flowcep reads version 3",
     ):
         operator(ab_within(10)).restore(bytes(data))
 
@@ -318,14 +319,25 @@ def _skip_to_first_a_plus_b() -> Pattern:
             [("match", "q", "a2 b8 c9", 9), ("timeout", "p", "a1 b3", 11), ("timeout", "p", "a9", 19)],
         ),
         # key q emptied at watermark 3, its window timer kept (an idle key); p's match pending
-        ("anb", lambda: operator(a_not_followed_by_b(5), out_of_orderness=None), [("match", "p", "a1", LONG_MAX)]),
+        (
+            "anb",
+            lambda: operator(a_not_followed_by_b(5), out_of_orderness=None),
+            [("match", "p", "a1", LONG_MAX)],
+        ),
         # a skip strategy that reads paths: a shared buffer per key
-        ("skip", lambda: operator(_skip_to_first_a_plus_b(), out_of_orderness=1), [("timeout", "k", "a7", 17)]),
+        (
+            "skip",
+            lambda: operator(_skip_to_first_a_plus_b(), out_of_orderness=1),
+            [("timeout", "k", "a7", 17)],
+        ),
         # processing time: b0 and a0 wait in their millisecond, then run in the comparator's order
         (
             "pt",
             lambda: operator(
-                ab_within(10), processing_time=True, clock=lambda: 20, comparator=lambda x, y: x.value - y.value
+                ab_within(10),
+                processing_time=True,
+                clock=lambda: 20,
+                comparator=lambda x, y: x.value - y.value,
             ),
             [("match", "p", "a0 b0", 10)],
         ),

@@ -14,7 +14,9 @@ from flowcep import FlinkRuntimeException
 from flowcep.sql import SqlError, run
 
 
-def ticker(prices: list[int], taxes: list[int] | None = None, symbol: str = "XYZ", step: int = 1000) -> list[dict[str, Any]]:
+def ticker(
+    prices: list[int], taxes: list[int] | None = None, symbol: str = "XYZ", step: int = 1000
+) -> list[dict[str, Any]]:
     taxes = taxes or [1] * len(prices)
     return [
         {"symbol": symbol, "ts": 1000 + i * step, "price": p, "tax": t}
@@ -47,7 +49,9 @@ def test_falling_prices_the_documentation_example() -> None:
                              OR PRICE_DOWN.price < LAST(PRICE_DOWN.price, 1),
                PRICE_UP AS PRICE_UP.price > LAST(PRICE_DOWN.price, 1)"""
     )
-    assert list(run(q, data)) == [{"symbol": "ACME", "start_tstamp": 5000, "bottom_tstamp": 8000, "end_tstamp": 9000}]
+    assert list(run(q, data)) == [
+        {"symbol": "ACME", "start_tstamp": 5000, "bottom_tstamp": 8000, "end_tstamp": 9000}
+    ]
 
 
 def test_avg_in_define_and_measures_of_integers_is_an_integer() -> None:
@@ -142,13 +146,23 @@ def test_last_of_the_default_variable_skips_an_absent_optional_row() -> None:
         "MEASURES A.price AS p, C.price AS cp ONE ROW PER MATCH PATTERN (A B? C) "
         "DEFINE B AS B.price > 100, C AS LAST(price, 1) < C.price"
     )
-    assert rows(q, GREEDY_ROWS) == [("XYZ", 10, 11), ("XYZ", 11, 12), ("XYZ", 12, 13), ("XYZ", 13, 14), ("XYZ", 14, 16)]
+    assert rows(q, GREEDY_ROWS) == [
+        ("XYZ", 10, 11),
+        ("XYZ", 11, 12),
+        ("XYZ", 12, 13),
+        ("XYZ", 13, 14),
+        ("XYZ", 14, 16),
+    ]
 
 
 def test_a_variable_not_matched_yet_is_null_in_a_condition() -> None:
-    null_b = query("MEASURES A.price AS p, B.price AS bp ONE ROW PER MATCH PATTERN (A B) DEFINE A AS B.price IS NULL AND A.price > 10")
+    null_b = query(
+        "MEASURES A.price AS p, B.price AS bp ONE ROW PER MATCH PATTERN (A B) DEFINE A AS B.price IS NULL AND A.price > 10"
+    )
     assert rows(null_b, GREEDY_ROWS) == [("XYZ", 11, 12), ("XYZ", 12, 13), ("XYZ", 13, 14), ("XYZ", 14, 16)]
-    compared = query("MEASURES A.price AS p ONE ROW PER MATCH PATTERN (A B) DEFINE A AS A.price > 10 AND B.price > 3")
+    compared = query(
+        "MEASURES A.price AS p ONE ROW PER MATCH PATTERN (A B) DEFINE A AS A.price > 10 AND B.price > 3"
+    )
     assert rows(compared, GREEDY_ROWS) == []
     empty = query(
         "MEASURES A.price AS p ONE ROW PER MATCH PATTERN (A B) "
@@ -158,7 +172,9 @@ def test_a_variable_not_matched_yet_is_null_in_a_condition() -> None:
 
 
 def test_scalar_operators_and_functions() -> None:
-    q = query("MEASURES A.price AS p, B.price AS b ONE ROW PER MATCH PATTERN (A B) DEFINE B AS B.price > A.price + 1 OR B.tax = 2")
+    q = query(
+        "MEASURES A.price AS p, B.price AS b ONE ROW PER MATCH PATTERN (A B) DEFINE B AS B.price > A.price + 1 OR B.tax = 2"
+    )
     assert rows(q, GREEDY_ROWS) == [("XYZ", 10, 11), ("XYZ", 12, 13), ("XYZ", 14, 16)]
     q = query(
         "MEASURES A.price AS p ONE ROW PER MATCH PATTERN (A B) DEFINE A AS A.price > 10, "
@@ -173,7 +189,9 @@ def test_scalar_operators_and_functions() -> None:
 
 
 def test_integer_arithmetic_truncates_as_flink_does() -> None:
-    q = query("MEASURES A.price / 2 AS h, A.price % 4 AS m, -A.price / 4 AS neg ONE ROW PER MATCH PATTERN (A) DEFINE A AS A.price > 9")
+    q = query(
+        "MEASURES A.price / 2 AS h, A.price % 4 AS m, -A.price / 4 AS neg ONE ROW PER MATCH PATTERN (A) DEFINE A AS A.price > 9"
+    )
     assert rows(q, SKIP_ROWS) == [("XYZ", 5, 2, -2), ("XYZ", 5, 2, -2), ("XYZ", 7, 2, -3)]
 
 
@@ -272,7 +290,12 @@ def test_order_by_must_start_ascending_on_time(order: str, message: str) -> None
 
 def test_define_is_required_as_in_flink_sqls_grammar() -> None:
     with pytest.raises(SqlError, match="needs a DEFINE clause"):
-        list(run("SELECT * FROM t MATCH_RECOGNIZE (ORDER BY ts MEASURES A.price AS a PATTERN (A B))", GREEDY_ROWS))
+        list(
+            run(
+                "SELECT * FROM t MATCH_RECOGNIZE (ORDER BY ts MEASURES A.price AS a PATTERN (A B))",
+                GREEDY_ROWS,
+            )
+        )
 
 
 def test_other_clauses_around_match_recognize_are_rejected() -> None:

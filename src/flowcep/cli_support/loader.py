@@ -109,7 +109,9 @@ def _hierarchy_file(path: Path, namespace: dict[str, Any]) -> PatternFile:
                 "(its matches are written as complex events)",
                 EXIT_PATTERN,
             )
-    return PatternFile(path=path, pattern=None, select=None, timeout=None, namespace=namespace, hierarchy=plan)
+    return PatternFile(
+        path=path, pattern=None, select=None, timeout=None, namespace=namespace, hierarchy=plan
+    )
 
 
 def _describe_exception(e: BaseException, path: Path) -> str:

@@ -140,7 +140,16 @@ def run_cli(
         check_columns(df, key_names, timestamp)
         delay = duration_ms(out_of_orderness, "out_of_orderness")
         out = build(
-            df, pattern, key_names, timestamp, delay, None, "output", "format", _CliFormat(select, timeout), CLI_SCHEMA
+            df,
+            pattern,
+            key_names,
+            timestamp,
+            delay,
+            None,
+            "output",
+            "format",
+            _CliFormat(select, timeout),
+            CLI_SCHEMA,
         )
         rows = out.orderBy(F.col("timestamp").asc_nulls_first(), F.col("key").asc_nulls_first(), "kind")
         return CliResults(rows.toLocalIterator(), spark.stop if own else None)

@@ -33,10 +33,20 @@ def add_parser(sub: Any) -> None:
         ),
     )
     sql.add_argument("query", metavar="QUERY-FILE", help="file holding the query")
-    sql.add_argument("input", metavar="INPUT", help="input file (csv, jsonl, parquet; .gz allowed), or - for stdin")
-    sql.add_argument("--format", "-f", choices=["csv", "jsonl", "parquet"], help="input format (default: from the extension)")
     sql.add_argument(
-        "--out-of-orderness", "-d", metavar="D", default="0",
+        "input", metavar="INPUT", help="input file (csv, jsonl, parquet; .gz allowed), or - for stdin"
+    )
+    sql.add_argument(
+        "--format",
+        "-f",
+        choices=["csv", "jsonl", "parquet"],
+        help="input format (default: from the extension)",
+    )
+    sql.add_argument(
+        "--out-of-orderness",
+        "-d",
+        metavar="D",
+        default="0",
         help="how late rows may arrive, e.g. 500 (ms), 5s (default: 0); later rows are dropped, as Flink SQL does",
     )
     sql.add_argument("--output", "-o", metavar="FILE", help="write JSON lines to FILE instead of stdout")
@@ -89,9 +99,13 @@ def _rows(path: str, fmt: str | None, time_column: str) -> Iterator[Any]:
         if isinstance(record, BadRow):
             raise CliError(f"{path}: line {line}: {record}", EXIT_INPUT)
         if time_column not in record:
-            raise CliError(f"{path}: line {line}: no column {time_column!r} (the ORDER BY time column)", EXIT_INPUT)
+            raise CliError(
+                f"{path}: line {line}: no column {time_column!r} (the ORDER BY time column)", EXIT_INPUT
+            )
         try:
             record[time_column] = parse_timestamp(record[time_column])
         except ValueError as exc:
-            raise CliError(f"{path}: line {line}: unparsable timestamp in {time_column!r}: {exc}", EXIT_INPUT) from exc
+            raise CliError(
+                f"{path}: line {line}: unparsable timestamp in {time_column!r}: {exc}", EXIT_INPUT
+            ) from exc
         yield record

@@ -429,7 +429,9 @@ class _CepFunction(KeyedProcessFunction):
         self._state = runtime_context.get_state(ValueStateDescriptor(STATE_NAME, Types.PICKLED_BYTE_ARRAY()))
         self._context = _Context()
         self._late = runtime_context.get_metrics_group().counter("numLateRecords")
-        self._on_match, self._on_timeout = wire(self.spec.kind, self.spec.fn, self.spec.timeout_fn, self._context)
+        self._on_match, self._on_timeout = wire(
+            self.spec.kind, self.spec.fn, self.spec.timeout_fn, self._context
+        )
         _call_open(self.spec.fn, runtime_context)
         if self.spec.timeout_fn is not None and self.spec.timeout_fn is not self.spec.fn:
             _call_open(self.spec.timeout_fn, runtime_context)

@@ -62,8 +62,9 @@ class ExpressionError(ValueError):
 class _Generator:
     """Generates one function's source; each instance is used once."""
 
-    def __init__(self, variables: Sequence[str], access: str, current: str | None,
-                 time_field: str | None) -> None:
+    def __init__(
+        self, variables: Sequence[str], access: str, current: str | None, time_field: str | None
+    ) -> None:
         if access not in (ITEM, ATTR):
             raise ValueError(f"access must be {ITEM!r} or {ATTR!r}, got {access!r}")
         self.variables = tuple(variables)
@@ -101,7 +102,9 @@ class _Generator:
 
     def check_var(self, var: str | None) -> None:
         if var is not None and var not in self.variables:
-            raise ExpressionError(f"unknown pattern variable {var!r} (the pattern has {', '.join(self.variables)})")
+            raise ExpressionError(
+                f"unknown pattern variable {var!r} (the pattern has {', '.join(self.variables)})"
+            )
 
     def rows(self, var: str | None) -> str:
         """An expression for the list of ``var``'s rows (None: all rows, in match order), loaded on
@@ -163,7 +166,9 @@ class _Generator:
         if isinstance(node, Cast):
             cast = fns.CASTS.get(node.type.upper())
             if cast is None:
-                raise ExpressionError(f"CAST to {node.type} is not supported (supported: {', '.join(fns.CASTS)})")
+                raise ExpressionError(
+                    f"CAST to {node.type} is not supported (supported: {', '.join(fns.CASTS)})"
+                )
             return f"{self.constant(cast)}({self.value(node.operand, row)})"
         if isinstance(node, Navigation):
             return self.navigation(node, row)
@@ -251,10 +256,16 @@ class _Generator:
         name = node.name.upper()
         spec = fns.FUNCTIONS.get(name)
         if spec is None:
-            raise ExpressionError(f"function {name} is not supported (supported: {', '.join(sorted(fns.FUNCTIONS))})")
+            raise ExpressionError(
+                f"function {name} is not supported (supported: {', '.join(sorted(fns.FUNCTIONS))})"
+            )
         fn, least, most = spec
         if not least <= len(node.args) <= most:
-            raise ExpressionError(f"{name} takes {least}" + (f" to {most}" if most != least else "") + f" arguments, got {len(node.args)}")
+            raise ExpressionError(
+                f"{name} takes {least}"
+                + (f" to {most}" if most != least else "")
+                + f" arguments, got {len(node.args)}"
+            )
         args = ", ".join(self.value(a, row) for a in node.args)
         return f"{self.constant(fn)}({args})"
 
@@ -264,7 +275,9 @@ class _Generator:
         named = field_vars(operand)
         if len(named) > 1 or (named and named != {var}):
             shown = ", ".join(sorted(v or "(none)" for v in named))
-            raise ExpressionError(f"{what}: all columns in the argument must reference one pattern variable, not {shown}")
+            raise ExpressionError(
+                f"{what}: all columns in the argument must reference one pattern variable, not {shown}"
+            )
         for inner in walk(operand):
             if isinstance(inner, (Navigation, Aggregate, MatchRowtime)):
                 raise ExpressionError(f"{what}: navigation and aggregates cannot be nested")
@@ -273,8 +286,10 @@ class _Generator:
         self.single_var(f"{node.kind}()", node.operand, node.var)
         t = self.temp()
         index = f"{node.offset}" if node.kind == "FIRST" else f"{-1 - node.offset}"
-        return (f"(None if len({t} := {self.rows(node.var)}) <= {node.offset} "
-                f"else {self.value(node.operand, f'{t}[{index}]')})")
+        return (
+            f"(None if len({t} := {self.rows(node.var)}) <= {node.offset} "
+            f"else {self.value(node.operand, f'{t}[{index}]')})"
+        )
 
     def aggregate(self, node: Aggregate, row: str | None) -> str:
         self.single_var(f"{node.name}()", node.operand, node.var)

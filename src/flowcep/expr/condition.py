@@ -19,8 +19,9 @@ class ExpressionCondition(Condition):
 
     __slots__ = ("expr", "variable", "variables", "access", "text", "_compiled")
 
-    def __init__(self, expr: Expr, variable: str, variables: Sequence[str], access: str = ITEM,
-                 text: str | None = None) -> None:
+    def __init__(
+        self, expr: Expr, variable: str, variables: Sequence[str], access: str = ITEM, text: str | None = None
+    ) -> None:
         self.expr = expr
         self.variable = variable
         self.variables = tuple(variables)
@@ -41,11 +42,12 @@ class ExpressionCondition(Condition):
         return f"ExpressionCondition({self.variable}: {self.describe()})"
 
     def __eq__(self, other: object) -> bool:
-        return (
-            type(other) is ExpressionCondition
-            and (other.expr, other.variable, other.variables, other.access)
-            == (self.expr, self.variable, self.variables, self.access)
-        )
+        return type(other) is ExpressionCondition and (
+            other.expr,
+            other.variable,
+            other.variables,
+            other.access,
+        ) == (self.expr, self.variable, self.variables, self.access)
 
     def __hash__(self) -> int:
         return hash((self.expr, self.variable, self.variables, self.access))

@@ -167,8 +167,23 @@ class MatchRowtime:
 
 
 Expr = Union[
-    Literal, Field, Negate, Binary, And, Or, Not, IsNull, In, Between, Like, Call, Case, Cast,
-    Navigation, Aggregate, MatchRowtime,
+    Literal,
+    Field,
+    Negate,
+    Binary,
+    And,
+    Or,
+    Not,
+    IsNull,
+    In,
+    Between,
+    Like,
+    Call,
+    Case,
+    Cast,
+    Navigation,
+    Aggregate,
+    MatchRowtime,
 ]
 
 

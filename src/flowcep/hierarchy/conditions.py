@@ -48,7 +48,10 @@ class OfType(SimpleCondition):
         return f"of_type({self.type_name!r}{'' if self.condition is None else ', ...'})"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is OfType and (self.type_name, self.condition) == (other.type_name, other.condition)
+        return type(other) is OfType and (self.type_name, self.condition) == (
+            other.type_name,
+            other.condition,
+        )
 
     def __hash__(self) -> int:
         return hash((self.type_name, id(self.condition)))

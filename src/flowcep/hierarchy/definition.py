@@ -49,7 +49,9 @@ class Level:
         when a skip strategy may hold matches back or the pattern ends in ``not_followed_by``
         (released when the window closes). Levels above run that far behind in event time, so
         that none of its complex events reaches them late."""
-        if not (self.pattern.get_after_match_skip_strategy().is_skip_strategy() or _ends_in_not(self.pattern)):
+        if not (
+            self.pattern.get_after_match_skip_strategy().is_skip_strategy() or _ends_in_not(self.pattern)
+        ):
             return 0
         window = self.window
         if window is None:
@@ -100,7 +102,9 @@ class HierarchyPlan:
         for level in self.levels:
             if level.name == name:
                 return level
-        raise KeyError(f"no complex event type {name!r}; the hierarchy defines {[lv.name for lv in self.levels]}")
+        raise KeyError(
+            f"no complex event type {name!r}; the hierarchy defines {[lv.name for lv in self.levels]}"
+        )
 
     def build(self) -> HierarchyPlan:
         return self
@@ -139,7 +143,9 @@ class Hierarchy:
             raise HierarchyError(f"complex event type {name!r} needs a Pattern, got {pattern!r}")
         for role, fn in (("compose", compose), ("start", start), ("end", end)):
             if fn is not None and not callable(fn):
-                raise HierarchyError(f"complex event type {name!r}: {role} must be a function of the match, got {fn!r}")
+                raise HierarchyError(
+                    f"complex event type {name!r}: {role} must be a function of the match, got {fn!r}"
+                )
         uses: dict[str, None] = {}
         reads_raw = False
         for step in steps(pattern):

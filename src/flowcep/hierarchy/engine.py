@@ -85,7 +85,9 @@ class HierarchyOperator:
             raise ValueError(f"on_error must be 'raise' or 'side_output', got {on_error!r}")
         stamp = extractor("timestamp", timestamp)
         if stamp is None:
-            raise TypeError("a hierarchy needs a timestamp extractor: windows and intervals read raw event times")
+            raise TypeError(
+                "a hierarchy needs a timestamp extractor: windows and intervals read raw event times"
+            )
         self.plan = plan
         # a constituent's (start, end); a plain function, not a method: the operators'
         # pattern fingerprints describe it, and a method would bring this whole object along
@@ -98,7 +100,9 @@ class HierarchyOperator:
         emitted = set(plan.top if emit is None else emit)
         unknown = emitted.difference(names)
         if unknown:
-            raise HierarchyError(f"emit names unknown complex event types {sorted(unknown)}; defined: {names}")
+            raise HierarchyError(
+                f"emit names unknown complex event types {sorted(unknown)}; defined: {names}"
+            )
         self._levels: list[_Running] = []
         by_name: dict[str, _Running] = {}
         # a level without inputs of its own reads raw events only: there is one (no cycles)
@@ -399,7 +403,12 @@ def detect(
     """The pull API: run ``hierarchy`` over ``events`` (any iterable, possibly unbounded) and
     yield its ``LevelOutput``s as they become ready, lazily."""
     operator = HierarchyOperator(
-        hierarchy, key_by=key_by, timestamp=timestamp, out_of_orderness=out_of_orderness, emit=emit, on_error=on_error
+        hierarchy,
+        key_by=key_by,
+        timestamp=timestamp,
+        out_of_orderness=out_of_orderness,
+        emit=emit,
+        on_error=on_error,
     )
     for event in events:
         yield from operator.process_element(event)

@@ -44,8 +44,7 @@ class ComplexEvent:
             return attributes[name]
         except KeyError:
             raise AttributeError(
-                f"complex event {self.type!r} has no attribute {name!r} "
-                f"(it has {sorted(attributes)!r})"
+                f"complex event {self.type!r} has no attribute {name!r} (it has {sorted(attributes)!r})"
             ) from None
 
     def __getitem__(self, name: str) -> Any:

@@ -25,7 +25,9 @@ import linecache
 import sys
 from typing import Any
 
-_CODES: dict[tuple[str, tuple[str, ...]], Any] = {}  # factories; bounded, in case a program builds patterns endlessly
+_CODES: dict[
+    tuple[str, tuple[str, ...]], Any
+] = {}  # factories; bounded, in case a program builds patterns endlessly
 MAX_CODES = 4096
 SHARE_CODE = sys.implementation.name != "cpython"
 _FACTORY = "_flowcep_bind_"

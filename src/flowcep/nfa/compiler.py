@@ -86,7 +86,8 @@ class _Compiler:
         if (
             last.quantifier.consuming_strategy is ConsumingStrategy.NOT_FOLLOW
             and self.window_times.get(last.name, 0) <= 0
-            and self.get_window_time() == 0  # (a negative window passes, as in Flink: see _create_middle_states)
+            and self.get_window_time()
+            == 0  # (a negative window passes, as in Flink: see _create_middle_states)
         ):
             raise MalformedPatternException(
                 "NotFollowedBy is not supported without windowTime as a last part of a Pattern!"
@@ -170,7 +171,8 @@ class _Compiler:
             if strategy is ConsumingStrategy.NOT_FOLLOW:
                 # notFollowedBy becomes stop edges on the following states, except at the end
                 if (
-                    _window(self.current, WithinType.PREVIOUS_AND_CURRENT) is not None or self.get_window_time() > 0
+                    _window(self.current, WithinType.PREVIOUS_AND_CURRENT) is not None
+                    or self.get_window_time() > 0
                 ) and last_sink.state_type is StateType.Final:
                     not_follow = self._create_state(StateType.Pending, True)
                     not_condition = self._take_condition(self.current)
@@ -214,7 +216,9 @@ class _Compiler:
         elif _is(self.current, _TIMES):
             last_sink = self._create_times_state(sink, sink, self.current.times_)
         else:
-            last_sink = self._create_singleton_state(sink, sink, None, None, self._is_optional(), default=True)
+            last_sink = self._create_singleton_state(
+                sink, sink, None, None, self._is_optional(), default=True
+            )
         self._add_stop_states(last_sink)
         return last_sink
 
@@ -373,7 +377,9 @@ class _Compiler:
                 looping.add_proceed(sink_copy, And(proceed_condition, until))
                 self.original_state_map[sink.name] = sink_copy
             # the "until fired" branch goes to the copy, which the greedy update below leaves alone
-            looping.add_proceed(sink, And(proceed_condition, Not(until)) if until is not None else proceed_condition)
+            looping.add_proceed(
+                sink, And(proceed_condition, Not(until)) if until is not None else proceed_condition
+            )
             self._update_with_greedy_condition(sink, self._take_condition(self.current))
         else:
             looping.add_proceed(sink, proceed_condition)

@@ -72,7 +72,9 @@ class NFA:
                 if t.target not in self.states:
                     raise KeyError(f"a transition of {compiled.name!r} leads to no state: {t.target!r}")
         # whether a decision from a state can evaluate an iterative condition (through PROCEED edges)
-        self._needs_context: dict[str, bool] = {name: reaches_iterative(self.states, name) for name in self.states}
+        self._needs_context: dict[str, bool] = {
+            name: reaches_iterative(self.states, name) for name in self.states
+        }
         self._start_names = [s.name for s in self.states.values() if s.is_start]
         # starts_nothing() can judge an event without a run only if no start decision reads one
         self._simple_start = not any(self._needs_context[name] for name in self._start_names)
@@ -97,7 +99,9 @@ class NFA:
         self._slots: dict[str, DecisionSlot] = {}
         for name, compiled in self.states.items():
             per_run = self._needs_context[name]
-            self._slots[name] = DecisionSlot(compiled, decision_table(self.states, compiled, per_run), per_run)
+            self._slots[name] = DecisionSlot(
+                compiled, decision_table(self.states, compiled, per_run), per_run
+            )
         self._epoch = 0
         # what starts_nothing() asks (only when no start decision reads a partial match): each
         # start state with its decision table (None: search)
@@ -302,7 +306,9 @@ class NFA:
                     # nothing to emit, but a buffer without paths may not fit the strategy: check
                     or (pathless and (skip is not self.skip_strategy or self._needs_paths))
                 ):
-                    self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
+                    self._process_matches_by_skip_strategy(
+                        buffer, state, skip, potential, new_partial, result
+                    )
             elif potential.queue:
                 for match in potential:
                     result.append(own_match(buffer, match))
@@ -436,7 +442,9 @@ class NFA:
                 if event_id is None:
                     event_id = handle.event_id = buffer.register_event(handle.event, timestamp)
                 # stage=True: the node is locked for the new run (next_version) as it is stored
-                new_entry = buffer.put(edge.page, event_id, previous_entry, current_version, not hand_over, True)
+                new_entry = buffer.put(
+                    edge.page, event_id, previous_entry, current_version, not hand_over, True
+                )
                 handed_over = handed_over or hand_over
                 if is_start:
                     start_event_id: EventId | None = event_id
@@ -547,7 +555,11 @@ class NFA:
                     continue
                 if self.handle_timeout:
                     partial = own_match(buffer, run)
-                    at = run.previous_entry[0][0] + w if by_previous and w is not None else order[0] + window_time
+                    at = (
+                        run.previous_entry[0][0] + w
+                        if by_previous and w is not None
+                        else order[0] + window_time
+                    )
                     timed_out.append((partial, at))
                 buffer.release_node(run.previous_entry, run.version)
             else:
@@ -620,8 +632,14 @@ class NFA:
         earliest = completed.peek()
         prunes = skip.is_skip_strategy()  # no_skip prunes nothing: nothing to wait for
         by_paths = buffer.keeps_paths
-        if prunes and not by_paths and (self._needs_paths if skip is self.skip_strategy else self.needs_paths(skip)):
-            raise ValueError(f"{skip!r} prunes by the paths of matches, which this shared buffer does not keep")
+        if (
+            prunes
+            and not by_paths
+            and (self._needs_paths if skip is self.skip_strategy else self.needs_paths(skip))
+        ):
+            raise ValueError(
+                f"{skip!r} prunes by the paths of matches, which this shared buffer does not keep"
+            )
         while earliest is not None:
             earliest_partial = partial.peek()
             if prunes and earliest_partial is not None and earliest_partial.order < earliest.order:
@@ -670,7 +688,6 @@ class NFA:
             if prune(run):
                 buffer.release_node(run.previous_entry, run.version)
         runs.remove_if(prune)
-
 
 
 def _raise_proceed_loop(state_name: str, event: Any) -> None:

@@ -31,7 +31,9 @@ from flowcep.pattern.exceptions import ConditionError
 Table = Callable[..., Decision]
 
 
-def decision_table(states: dict[str, CompiledState], state: CompiledState, with_context: bool) -> Table | None:
+def decision_table(
+    states: dict[str, CompiledState], state: CompiledState, with_context: bool
+) -> Table | None:
     """``state``'s decision as a generated function (see the module docstring), or None: decide
     by searching. ``with_context``: the decision may read the run's partial match."""
     unrolled = _Unrolled(states, state, with_context)
@@ -205,7 +207,12 @@ class _Unrolled:
             return
 
     def finals(
-        self, depth: int, edges: tuple[Transition, ...], j: int, found: tuple[str | None, ...], known: dict[int, bool]
+        self,
+        depth: int,
+        edges: tuple[Transition, ...],
+        j: int,
+        found: tuple[str | None, ...],
+        known: dict[int, bool],
     ) -> None:
         """The final state after PROCEED for each TAKE edge from ``j`` on, then the decision."""
         while j < len(edges) and edges[j].action != TAKE_CODE:
@@ -264,7 +271,14 @@ class _Unrolled:
         as_list = list(edges)
         self.decisions.append(
             # the decision's plans (for a full buffer, for a PathlessBuffer), compiled on first use
-            Decision(as_list, takes, ignores, list(finals) if takes else None, unchanged(self.state, as_list), [None, None])
+            Decision(
+                as_list,
+                takes,
+                ignores,
+                list(finals) if takes else None,
+                unchanged(self.state, as_list),
+                [None, None],
+            )
         )
 
 

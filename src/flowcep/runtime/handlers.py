@@ -30,7 +30,9 @@ def process_methods(fn: Any) -> tuple[Callable[..., Any], Callable[..., Any] | N
         if not callable(fn):
             raise TypeError(f"process needs a PatternProcessFunction or a callable, got {fn!r}")
         process_match = fn
-    timed_out = find_method(fn, "process_timed_out_match", "processTimedOutMatch", TimedOutPartialMatchHandler)
+    timed_out = find_method(
+        fn, "process_timed_out_match", "processTimedOutMatch", TimedOutPartialMatchHandler
+    )
     return process_match, timed_out
 
 

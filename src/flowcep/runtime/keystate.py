@@ -50,7 +50,19 @@ class KeyState:
     * ``timers`` (window timers) are strictly ascending.
     """
 
-    __slots__ = ("key", "seq", "state", "buffer", "head", "head_ts", "times", "pending", "due", "timers", "deadline")
+    __slots__ = (
+        "key",
+        "seq",
+        "state",
+        "buffer",
+        "head",
+        "head_ts",
+        "times",
+        "pending",
+        "due",
+        "timers",
+        "deadline",
+    )
 
     def __init__(self, key: Any, seq: int, state: Any, buffer: SharedBuffer) -> None:
         self.key = key
@@ -202,4 +214,3 @@ def count_through(times: list[int], t: int) -> int:
     if len(times) < 2 or times[1] > t:
         return 1 if times and times[0] <= t else 0
     return bisect_right(times, t)
-

@@ -155,7 +155,9 @@ class CepOperator:
         self._configure(pattern, options, timeout_handling)
 
     @classmethod
-    def from_options(cls, pattern: Pattern, options: OperatorOptions, *, timeout_handling: bool = True) -> CepOperator:
+    def from_options(
+        cls, pattern: Pattern, options: OperatorOptions, *, timeout_handling: bool = True
+    ) -> CepOperator:
         """The operator of ``pattern`` with ``options`` (the keywords of ``CepOperator(...)``)."""
         op = cls.__new__(cls)
         op._configure(pattern, options, timeout_handling)
@@ -178,7 +180,9 @@ class CepOperator:
         self._raise = options.on_error == "raise"
         self._starts_nothing = self.nfa.starts_nothing
         # the window timer's offset in event time (Flink registers one per new partial match), 0: none
-        self._window_timer = self.nfa.window_time if self.nfa.window_time > 0 and not self.processing_time else 0
+        self._window_timer = (
+            self.nfa.window_time if self.nfa.window_time > 0 and not self.processing_time else 0
+        )
         self._reset()
 
     def _reset(self) -> None:
@@ -436,7 +440,9 @@ class CepOperator:
         scheduled = []
         for ks in [*self._keys.values(), *self._idle.values()]:
             ks._check()
-            assert (ks.state is None) == (ks.key in self._idle), f"key {ks.key!r} is idle exactly without state"
+            assert (ks.state is None) == (ks.key in self._idle), (
+                f"key {ks.key!r} is idle exactly without state"
+            )
             due = ks.first_due(self.processing_time)
             assert ks.due == (NOT_DUE if due is None else due), f"key {ks.key!r} due at {ks.due}, not {due}"
             if due is not None:
@@ -598,7 +604,13 @@ class CepOperator:
                     raw = extractor(event)
                 except Exception as exc:
                     self._bad(
-                        event, None, None, f"timestamp extractor raised {exc_text(exc)}", STAGE_TIMESTAMP, exc, out
+                        event,
+                        None,
+                        None,
+                        f"timestamp extractor raised {exc_text(exc)}",
+                        STAGE_TIMESTAMP,
+                        exc,
+                        out,
                     )
                     continue
             if type(raw) is int and low <= raw <= high:
@@ -637,7 +649,9 @@ class CepOperator:
                 # under the watermark this element generates) to start one that this element
                 # could advance (with a comparator, not even one of the same time). Flink would
                 # buffer it, fire its timer and process it without effect.
-                if ks is None and not (starts_nothing is not None and ts <= watermark + 1 and starts_nothing(event)):
+                if ks is None and not (
+                    starts_nothing is not None and ts <= watermark + 1 and starts_nothing(event)
+                ):
                     ks = self._new_key(key)
                 if ks is not None:
                     if not fast:
@@ -892,7 +906,9 @@ class CepOperator:
         try:
             matches = self.nfa.process(ks.buffer, state, event, timestamp)
         except ConditionError as exc:
-            bad = BadRecord(event, f"condition raised {exc_text(exc.cause or exc)}", STAGE_CONDITION, exc.step)
+            bad = BadRecord(
+                event, f"condition raised {exc_text(exc.cause or exc)}", STAGE_CONDITION, exc.step
+            )
             self.bad_records += 1
             if self._raise:
                 self._errors.append((bad, ks.key, exc))

@@ -90,9 +90,13 @@ class Schedule:
         that the heap holds exactly the listed times."""
         dues = self.dues
         assert sorted(dues) == sorted(self.due_keys), "heap and listed times differ"
-        assert all(dues[i] <= dues[c] for i in range(len(dues)) for c in (2 * i + 1, 2 * i + 2) if c < len(dues))
+        assert all(
+            dues[i] <= dues[c] for i in range(len(dues)) for c in (2 * i + 1, 2 * i + 2) if c < len(dues)
+        )
         for ks in scheduled:
-            assert any(k is ks for k in self.due_keys.get(ks.due, ())), f"key {ks.key!r} not listed at {ks.due}"
+            assert any(k is ks for k in self.due_keys.get(ks.due, ())), (
+                f"key {ks.key!r} not listed at {ks.due}"
+            )
 
 
 def due_at(listed: list[KeyState], at: int) -> list[KeyState]:

@@ -79,7 +79,14 @@ class OperatorSnapshot:
 
     def payload(self) -> tuple[Any, ...]:
         """The pickled layout: tuples and lists as format version 3 has them."""
-        clocks = (self.watermark, self.max_timestamp, _NO_FIRE_BASE, self.last_now, self.next_seq, self.resume)
+        clocks = (
+            self.watermark,
+            self.max_timestamp,
+            _NO_FIRE_BASE,
+            self.last_now,
+            self.next_seq,
+            self.resume,
+        )
         keys = [(k.key, k.seq, k.timers, k.state, k.buffer, k.queue, k.run_matches) for k in self.keys]
         return (self.mode, clocks, self.counters, keys, self.event_counts, self.idle)
 

@@ -156,7 +156,9 @@ class ResultStream(Iterator[Any]):
     Single pass. Items of a side output that is never read stay in memory until read.
     """
 
-    def __init__(self, stream: PatternStream, kind: str, fn: Any, timeout_fn: Any, timeout_tag: OutputTag) -> None:
+    def __init__(
+        self, stream: PatternStream, kind: str, fn: Any, timeout_fn: Any, timeout_tag: OutputTag
+    ) -> None:
         """The results of ``kind`` (``select``, ``flat_select`` or ``process``) with ``fn`` (and
         ``timeout_fn``, whose results go to the side output ``timeout_tag``)."""
         self._main: deque[Any] = deque()

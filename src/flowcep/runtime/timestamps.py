@@ -33,7 +33,9 @@ def to_timestamp(value: Any) -> int:
             raise TimestampError(f"a bool ({value!r}) is not a timestamp; expected an int of milliseconds")
         if isinstance(value, float):
             if not math.isfinite(value) or not value.is_integer():
-                raise TimestampError(f"timestamp {value!r} is not a whole number of milliseconds; expected an int")
+                raise TimestampError(
+                    f"timestamp {value!r} is not a whole number of milliseconds; expected an int"
+                )
             value = int(value)
         elif isinstance(value, datetime):
             raise TimestampError(
@@ -43,7 +45,9 @@ def to_timestamp(value: Any) -> int:
             try:
                 value = _op.index(value)
             except TypeError:
-                raise TimestampError(f"timestamp {value!r} ({kind.__name__}) is not an int of milliseconds") from None
+                raise TimestampError(
+                    f"timestamp {value!r} ({kind.__name__}) is not an int of milliseconds"
+                ) from None
     if not LONG_MIN <= value <= LONG_MAX:
         raise TimestampError(f"timestamp {value} is outside the 64-bit range of Flink timestamps")
     if value == LONG_MAX:

@@ -224,11 +224,7 @@ class SharedBuffer:
             # is_compatible(version, edge version), inlined: this runs for every edge of every lock
             ev = edge[_VERSION]
             n = len(ev)
-            if (
-                version[:n] == ev
-                if m > n
-                else m == n and version[:-1] == ev[:-1] and version[-1] >= ev[-1]
-            ):
+            if version[:n] == ev if m > n else m == n and version[:-1] == ev[:-1] and version[-1] >= ev[-1]:
                 edge[_COUNT] += 1
 
     def release_node(self, node_id: NodeId | None, version: DeweyNumber) -> None:

@@ -43,8 +43,9 @@ def run(
 _END = object()
 
 
-def _results(compiled: Plan, rows: Iterable[Any], out_of_orderness: int,
-             on_late: Callable[[Any], None] | None) -> Iterator[dict[str, Any]]:
+def _results(
+    compiled: Plan, rows: Iterable[Any], out_of_orderness: int, on_late: Callable[[Any], None] | None
+) -> Iterator[dict[str, Any]]:
     from flowcep.runtime import CEP
 
     stream = CEP.pattern(

@@ -13,23 +13,57 @@ from flowcep.expr import nodes as n
 from flowcep.sql.errors import SqlError
 
 _COMPARE: dict[type[exp.Expression], str] = {
-    exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
+    exp.EQ: "=",
+    exp.NEQ: "<>",
+    exp.LT: "<",
+    exp.LTE: "<=",
+    exp.GT: ">",
+    exp.GTE: ">=",
 }
 _ARITHMETIC: dict[type[exp.Expression], str] = {
-    exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.DPipe: "||",
+    exp.Add: "+",
+    exp.Sub: "-",
+    exp.Mul: "*",
+    exp.Div: "/",
+    exp.Mod: "%",
+    exp.DPipe: "||",
 }
 _AGGREGATES: dict[type[exp.Expression], str] = {
-    exp.Sum: "SUM", exp.Avg: "AVG", exp.Min: "MIN", exp.Max: "MAX", exp.Count: "COUNT",
+    exp.Sum: "SUM",
+    exp.Avg: "AVG",
+    exp.Min: "MIN",
+    exp.Max: "MAX",
+    exp.Count: "COUNT",
 }
 _FUNCTIONS: dict[type[exp.Expression], str] = {
-    exp.Upper: "UPPER", exp.Lower: "LOWER", exp.Trim: "TRIM", exp.Length: "CHAR_LENGTH",
-    exp.Abs: "ABS", exp.Pow: "POWER", exp.Sqrt: "SQRT", exp.Floor: "FLOOR", exp.Ceil: "CEIL",
-    exp.Coalesce: "COALESCE", exp.Concat: "CONCAT", exp.Substring: "SUBSTRING",
+    exp.Upper: "UPPER",
+    exp.Lower: "LOWER",
+    exp.Trim: "TRIM",
+    exp.Length: "CHAR_LENGTH",
+    exp.Abs: "ABS",
+    exp.Pow: "POWER",
+    exp.Sqrt: "SQRT",
+    exp.Floor: "FLOOR",
+    exp.Ceil: "CEIL",
+    exp.Coalesce: "COALESCE",
+    exp.Concat: "CONCAT",
+    exp.Substring: "SUBSTRING",
 }
 _CASTS = {
-    "INT": "INT", "INTEGER": "INT", "SMALLINT": "INT", "TINYINT": "INT", "BIGINT": "BIGINT",
-    "DOUBLE": "DOUBLE", "FLOAT": "DOUBLE", "REAL": "DOUBLE", "DECIMAL": "DOUBLE",
-    "VARCHAR": "STRING", "CHAR": "STRING", "TEXT": "STRING", "STRING": "STRING", "BOOLEAN": "BOOLEAN",
+    "INT": "INT",
+    "INTEGER": "INT",
+    "SMALLINT": "INT",
+    "TINYINT": "INT",
+    "BIGINT": "BIGINT",
+    "DOUBLE": "DOUBLE",
+    "FLOAT": "DOUBLE",
+    "REAL": "DOUBLE",
+    "DECIMAL": "DOUBLE",
+    "VARCHAR": "STRING",
+    "CHAR": "STRING",
+    "TEXT": "STRING",
+    "STRING": "STRING",
+    "BOOLEAN": "BOOLEAN",
 }
 _REJECTED_CALLS = {
     "PREV": "PREV: Flink does not support physical offsets within partition",
@@ -127,7 +161,9 @@ class Translator:
             name = str(node.this).upper()
             if name == "MATCH_ROWTIME":
                 if node.expressions:
-                    raise self.fail(node, "MATCH_ROWTIME() takes no argument here (the time column is ORDER BY's)")
+                    raise self.fail(
+                        node, "MATCH_ROWTIME() takes no argument here (the time column is ORDER BY's)"
+                    )
                 return n.MatchRowtime()
             if name in _REJECTED_CALLS:
                 raise self.fail(node, _REJECTED_CALLS[name])
@@ -139,7 +175,9 @@ class Translator:
             raise self.fail(node, "a column is VARIABLE.column or column")
         var = node.table or None
         if var is not None and var not in self.variables:
-            raise self.fail(node, f"unknown pattern variable {var!r} (the pattern has {', '.join(self.variables)})")
+            raise self.fail(
+                node, f"unknown pattern variable {var!r} (the pattern has {', '.join(self.variables)})"
+            )
         if isinstance(node.this, exp.Star):
             raise self.fail(node, "'*' is only allowed in COUNT(*)")
         return n.Field(node.name, var)
@@ -147,7 +185,9 @@ class Translator:
     def single_var(self, node: exp.Expression, operand: n.Expr) -> str | None:
         named = n.field_vars(operand)
         if len(named) > 1:
-            raise self.fail(node, "Multiple pattern variables in one navigation or aggregate (as in Flink SQL)")
+            raise self.fail(
+                node, "Multiple pattern variables in one navigation or aggregate (as in Flink SQL)"
+            )
         for inner in n.walk(operand):
             if isinstance(inner, (n.Navigation, n.Aggregate, n.MatchRowtime)):
                 raise self.fail(node, "navigation and aggregates cannot be nested")

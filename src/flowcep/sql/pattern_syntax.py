@@ -46,7 +46,7 @@ class Term:
 
 
 def _unquote(name: str) -> str:
-    if name[0] in "`\"":
+    if name[0] in '`"':
         return name[1:-1].replace(name[0] * 2, name[0])
     return name
 
@@ -65,20 +65,30 @@ def parse_pattern(text: str) -> tuple[Term, ...]:
         if m.group("name"):
             name = m.group("name")
             if name.upper() == "PERMUTE" and text[pos:].lstrip().startswith("("):
-                raise SqlError(f"PATTERN ({text}): PERMUTE is not supported (Flink SQL: CEP doesn't support PERMUTE patterns)")
+                raise SqlError(
+                    f"PATTERN ({text}): PERMUTE is not supported (Flink SQL: CEP doesn't support PERMUTE patterns)"
+                )
             terms.append(Term(_unquote(name)))
             quantified = False
             continue
         op = m.group("op") or ""
         braces = m.group("braces") or ""
         if op == "(" or op == ")":
-            raise SqlError(f"PATTERN ({text}): groups are not supported (Flink SQL: Group patterns are not supported yet)")
+            raise SqlError(
+                f"PATTERN ({text}): groups are not supported (Flink SQL: Group patterns are not supported yet)"
+            )
         if op == "|":
-            raise SqlError(f"PATTERN ({text}): alternation '|' is not supported (Flink SQL: CEP doesn't support branching patterns)")
+            raise SqlError(
+                f"PATTERN ({text}): alternation '|' is not supported (Flink SQL: CEP doesn't support branching patterns)"
+            )
         if op in ("^", "$"):
-            raise SqlError(f"PATTERN ({text}): anchor {op!r} is not supported (anchors have no meaning on a stream)")
+            raise SqlError(
+                f"PATTERN ({text}): anchor {op!r} is not supported (anchors have no meaning on a stream)"
+            )
         if braces in ("{-", "-}"):
-            raise SqlError(f"PATTERN ({text}): exclusion {{- -}} is not supported (Flink SQL: CEP doesn't support '{{-' '-}}' patterns)")
+            raise SqlError(
+                f"PATTERN ({text}): exclusion {{- -}} is not supported (Flink SQL: CEP doesn't support '{{-' '-}}' patterns)"
+            )
         if op == ",":
             raise SqlError(f"PATTERN ({text}): unexpected ','")
         if not terms:
@@ -104,18 +114,23 @@ def parse_pattern(text: str) -> tuple[Term, ...]:
                 low = high = int(low_text)
             else:
                 if not low_text:  # Flink SQL 2.3 fails {,m} this way (measured)
-                    raise SqlError(f"PATTERN ({text}): {{,{high_text}}}: The from should be a positive number greater than 0.")
+                    raise SqlError(
+                        f"PATTERN ({text}): {{,{high_text}}}: The from should be a positive number greater than 0."
+                    )
                 low = int(low_text)
                 high = int(high_text) if high_text else INFINITE
             if high != INFINITE and high < low:
-                raise SqlError(f"PATTERN ({text}): quantifier {{{low},{high}}} has its maximum below its minimum")
+                raise SqlError(
+                    f"PATTERN ({text}): quantifier {{{low},{high}}} has its maximum below its minimum"
+                )
             terms[-1] = attrs.evolve(last, low=low, high=high)
     if not terms:
         raise SqlError("PATTERN: the pattern is empty")
     seen: set[str] = set()
     for term in terms:
         if term.var in seen:
-            raise SqlError(f"PATTERN ({text}): variable {term.var} appears twice (Flink SQL: Pattern variables must be unique)")
+            raise SqlError(
+                f"PATTERN ({text}): variable {term.var} appears twice (Flink SQL: Pattern variables must be unique)"
+            )
         seen.add(term.var)
     return tuple(terms)
-

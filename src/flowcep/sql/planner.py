@@ -62,7 +62,9 @@ def _quantify(p: Pattern, term: Term) -> Pattern:
     if term.greedy:
         return p.greedy()
     if optional:
-        raise SqlError(f"PATTERN: {term.text()}: Reluctant optional variables are not supported yet (as in Flink SQL)")
+        raise SqlError(
+            f"PATTERN: {term.text()}: Reluctant optional variables are not supported yet (as in Flink SQL)"
+        )
     return p
 
 
@@ -144,7 +146,9 @@ def to_millis(value: Any) -> Any:
 def compile_query(query: Query, access: str = ITEM) -> Plan:
     pattern = build_pattern(query, access)
     try:
-        measures = compile_measures_function([m.expr for m in query.measures], query.variables, access, query.time_column)
+        measures = compile_measures_function(
+            [m.expr for m in query.measures], query.variables, access, query.time_column
+        )
     except ExpressionError as exc:
         raise SqlError(f"MEASURES: {exc}") from exc
     keys = [reader(access, c) for c in query.partition_by]

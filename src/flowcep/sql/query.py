@@ -76,7 +76,11 @@ def _cut_within(text: str) -> tuple[str, str | None]:
             continue
         start = i + 1
         end = start
-        while end < len(tokens) and tokens[end].text.upper() != "DEFINE" and tokens[end].token_type != TokenType.R_PAREN:
+        while (
+            end < len(tokens)
+            and tokens[end].text.upper() != "DEFINE"
+            and tokens[end].token_type != TokenType.R_PAREN
+        ):
             end += 1
         if start == end:
             raise SqlError("WITHIN: expected INTERVAL '<n>' <unit> after WITHIN")
@@ -94,7 +98,9 @@ def _interval_ms(clause: str) -> int:
         raise SqlError(f"WITHIN {clause}: expected INTERVAL '<n>' <unit>")
     unit = node.text("unit").upper()
     if unit not in _UNIT_MS:
-        raise SqlError(f"WITHIN {clause}: unit {unit or '(none)'} is not supported (DAY, HOUR, MINUTE, SECOND)")
+        raise SqlError(
+            f"WITHIN {clause}: unit {unit or '(none)'} is not supported (DAY, HOUR, MINUTE, SECOND)"
+        )
     try:
         amount = float(node.this.this)
     except ValueError as exc:
@@ -118,7 +124,9 @@ def parse_query(text: str) -> Query:
     select = statements[0]
     for clause in ("where", "group", "having", "order", "limit", "joins", "with_", "qualify", "distinct"):
         if select.args.get(clause):
-            raise SqlError(f"{clause.upper().rstrip('_')} is not supported: the statement is SELECT ... FROM table MATCH_RECOGNIZE (...)")
+            raise SqlError(
+                f"{clause.upper().rstrip('_')} is not supported: the statement is SELECT ... FROM table MATCH_RECOGNIZE (...)"
+            )
     match = select.args.get("match")
     from_ = select.args.get("from_") or select.args.get("from")
     if not isinstance(match, exp.MatchRecognize):
@@ -140,7 +148,9 @@ def _match_recognize(table: str, match: exp.MatchRecognize, select: exp.Select, 
         raise SqlError("ORDER BY is required: its first column is the event time")
     first, *rest = order.expressions
     if first.args.get("desc"):
-        raise SqlError(f"ORDER BY {_sql(first)}: primary sort order must be ascending on time (as in Flink SQL)")
+        raise SqlError(
+            f"ORDER BY {_sql(first)}: primary sort order must be ascending on time (as in Flink SQL)"
+        )
     time_column = _plain_column("ORDER BY", first.this)
     order_by = tuple((_plain_column("ORDER BY", o.this), bool(o.args.get("desc"))) for o in rest)
 
@@ -214,7 +224,9 @@ def _plain_column(clause: str, node: exp.Expression) -> str:
     return node.name
 
 
-def _projection(select: exp.Select, columns: tuple[str, ...], alias: str | None, table: str) -> tuple[tuple[str, str], ...]:
+def _projection(
+    select: exp.Select, columns: tuple[str, ...], alias: str | None, table: str
+) -> tuple[tuple[str, str], ...]:
     out: list[tuple[str, str]] = []
     for item in select.expressions:
         if isinstance(item, exp.Star):
@@ -226,8 +238,12 @@ def _projection(select: exp.Select, columns: tuple[str, ...], alias: str | None,
             out.extend((c, c) for c in columns)
             continue
         if not isinstance(node, exp.Column) or node.table not in ("", alias):
-            raise SqlError(f"SELECT {_sql(item)}: only the columns of the MATCH_RECOGNIZE result can be selected")
+            raise SqlError(
+                f"SELECT {_sql(item)}: only the columns of the MATCH_RECOGNIZE result can be selected"
+            )
         if node.name not in columns:
-            raise SqlError(f"SELECT {_sql(item)}: no column {node.name!r} in the result (it has {', '.join(columns)})")
+            raise SqlError(
+                f"SELECT {_sql(item)}: no column {node.name!r} in the result (it has {', '.join(columns)})"
+            )
         out.append((name or node.name, node.name))
     return tuple(out)

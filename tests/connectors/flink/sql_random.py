@@ -19,7 +19,12 @@ SKIPS = ["AFTER MATCH SKIP PAST LAST ROW", "AFTER MATCH SKIP TO NEXT ROW", ""]
 def table(rnd: random.Random, n: int = 24) -> list[dict[str, Any]]:
     """Rows of two symbols, one per second, interleaved."""
     return [
-        {"symbol": rnd.choice("ab"), "ts": 1000 * (i + 1), "price": rnd.randint(0, 15), "tax": rnd.randint(0, 3)}
+        {
+            "symbol": rnd.choice("ab"),
+            "ts": 1000 * (i + 1),
+            "price": rnd.randint(0, 15),
+            "tax": rnd.randint(0, 3),
+        }
         for i in range(n)
     ]
 
@@ -51,12 +56,15 @@ def query(rnd: random.Random, name: str) -> str:
     quants = [rnd.choice(QUANTIFIERS) for _ in variables[:-1]] + [rnd.choice(LAST_QUANTIFIERS)]
     pattern = " ".join(v + q for v, q in zip(variables, quants))
     defines = [
-        f"{v} AS {_condition(rnd, v, variables[:i])}"
-        for i, v in enumerate(variables)
-        if rnd.random() < 0.8
+        f"{v} AS {_condition(rnd, v, variables[:i])}" for i, v in enumerate(variables) if rnd.random() < 0.8
     ] or [f"{variables[-1]} AS {_condition(rnd, variables[-1], variables[:-1])}"]  # DEFINE is required
     skips = list(SKIPS)
-    if quants[0] in ("", "+", "{2}", "{1,3}", "{2,}", "+?", "{2,}?") and quants[-1] in ("", "{2}", "+?", "{1,3}?"):
+    if quants[0] in ("", "+", "{2}", "{1,3}", "{2,}", "+?", "{2,}?") and quants[-1] in (
+        "",
+        "{2}",
+        "+?",
+        "{1,3}?",
+    ):
         skips.append(f"AFTER MATCH SKIP TO LAST {variables[-1]}")  # never the match's first row
     within = f"WITHIN INTERVAL '{rnd.randint(3, 9)}' SECOND" if rnd.random() < 0.3 else ""
     some = rnd.choice(variables)
@@ -71,7 +79,9 @@ def query(rnd: random.Random, name: str) -> str:
     )
 
 
-def flink_results(cases: list[tuple[str, str, list[dict[str, Any]]]]) -> dict[str, list[tuple[Any, ...]]] | str:
+def flink_results(
+    cases: list[tuple[str, str, list[dict[str, Any]]]],
+) -> dict[str, list[tuple[Any, ...]]] | str:
     """Run ``(name, query, rows)`` cases as one Flink SQL job: each case's result rows, in
     Flink's order, or the error text when the job fails."""
     from pyflink.table import EnvironmentSettings, TableEnvironment
@@ -89,7 +99,9 @@ def flink_results(cases: list[tuple[str, str, list[dict[str, Any]]]]) -> dict[st
             f" rowtime AS TO_TIMESTAMP_LTZ(ts, 3), WATERMARK FOR rowtime AS rowtime)"
             f" WITH ('connector' = 'filesystem', 'path' = '{folder}', 'format' = 'csv')"
         )
-        selects.append(text.replace("SELECT * FROM", f"SELECT '{name}' AS qid, symbol, m1, m2, m3, m4, m5, m6 FROM", 1))
+        selects.append(
+            text.replace("SELECT * FROM", f"SELECT '{name}' AS qid, symbol, m1, m2, m3, m4, m5, m6 FROM", 1)
+        )
     out: dict[str, list[tuple[Any, ...]]] = {name: [] for name, _, _ in cases}
     try:
         with env.execute_sql(" UNION ALL ".join(selects)).collect() as results:

@@ -11,8 +11,7 @@ from pyspark.sql import types as T
 from flowcep.connectors.spark.packing import RowPacking
 
 SCHEMA = (
-    "s string, b boolean, l long, i int, sh short, by byte, d double, f float, "
-    "t timestamp, dec decimal(20,3)"
+    "s string, b boolean, l long, i int, sh short, by byte, d double, f float, t timestamp, dec decimal(20,3)"
 )
 ROWS = [
     ("plain", True, 2**62 + 1, -7, 300, -5, 0.1, 0.25, datetime(2026, 1, 2, 3, 4, 5), Decimal("1.250")),

@@ -47,10 +47,17 @@ def test_match_recognize_on_a_stream_equals_the_python_run(spark, tmp_path):
 
     query = QUERY.replace("SKIP TO LAST A", "SKIP PAST LAST ROW")
     prices = [7, 9, 10, 5, 10, 7, 14, 3, 12, 20, 1, 2]
-    rows = [{"symbol": s, "ts": 1000 * (i + 1), "price": p} for i, p in enumerate(prices) for s in ("XYZ", "ABC")]
+    rows = [
+        {"symbol": s, "ts": 1000 * (i + 1), "price": p} for i, p in enumerate(prices) for s in ("XYZ", "ABC")
+    ]
     feed = FileFeed(spark, tmp_path, schema="symbol string, ts long, price long")
     out = match_recognize(feed.stream(), query)
-    q = out.writeStream.format("memory").queryName("mr_stream").option("checkpointLocation", str(tmp_path / "ck")).start()
+    q = (
+        out.writeStream.format("memory")
+        .queryName("mr_stream")
+        .option("checkpointLocation", str(tmp_path / "ck"))
+        .start()
+    )
     try:
         feed.write(rows[:10])
         q.processAllAvailable()

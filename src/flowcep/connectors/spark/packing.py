@@ -103,4 +103,3 @@ class RowPacking:
             return arrange((*packed, *row[1:]))
 
         return mixed
-

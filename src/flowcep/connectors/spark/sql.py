@@ -20,8 +20,13 @@ from flowcep.sql.planner import compile_query
 from .detect import detect
 
 _STRING_FUNCTIONS = {"UPPER", "LOWER", "TRIM", "SUBSTRING", "CONCAT"}
-_CASTS = {"INT": T.LongType(), "BIGINT": T.LongType(), "DOUBLE": T.DoubleType(),
-          "STRING": T.StringType(), "BOOLEAN": T.BooleanType()}
+_CASTS = {
+    "INT": T.LongType(),
+    "BIGINT": T.LongType(),
+    "DOUBLE": T.DoubleType(),
+    "STRING": T.StringType(),
+    "BOOLEAN": T.BooleanType(),
+}
 _FRACTIONAL = (T.FloatType, T.DoubleType, T.DecimalType)
 
 

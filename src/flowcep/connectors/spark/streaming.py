@@ -141,7 +141,12 @@ class BucketProcessor(StatefulProcessor):
     """
 
     def __init__(
-        self, matcher: Matcher, delay: int, ttl_ms: int | None, buckets: int, packing: RowPacking | None = None
+        self,
+        matcher: Matcher,
+        delay: int,
+        ttl_ms: int | None,
+        buckets: int,
+        packing: RowPacking | None = None,
     ) -> None:
         self.matcher = matcher
         self.delay = delay

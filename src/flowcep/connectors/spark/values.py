@@ -33,6 +33,7 @@ HIDDEN_COLUMNS = (TS_MS_COLUMN, WATERMARK_COLUMN, SEQ_COLUMN, BUCKET_COLUMN, PAC
 OLDEST_MS = -62135596800000  # 0001-01-01T00:00:00Z
 NEWEST_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
 
+
 def duration_ms(value: int | float | timedelta | str | None, what: str = "duration") -> int:
     """Milliseconds for ``value`` (``flowcep.pattern.durations``, the reader every API shares):
     an int (ms), a ``timedelta``, or text like ``"10 seconds"``, ``"500ms"``, ``"1h30m"``,
