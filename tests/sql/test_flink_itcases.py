@@ -75,3 +75,36 @@ def test_two_partition_columns_like_and_navigation_before_the_match() -> None:
         ("key1", "second_key3", 1, "key1", 2, 3, "second_key3"),
         ("key2", "second_key4", 6, "key2", 7, 8, "second_key4"),
     ]
+
+
+def acme(prices: list[int], taxes: list[int]) -> list[dict[str, Any]]:
+    """Rows with ``id`` and ``tstamp`` counting from 1; ``ts`` (milliseconds) equals ``tstamp``."""
+    return [
+        {"id": i, "symbol": "ACME", "tstamp": i, "price": p, "tax": t, "ts": i}
+        for i, (p, t) in enumerate(zip(prices, taxes), 1)
+    ]
+
+
+def test_first_and_last_of_expressions_over_a_falling_run() -> None:
+    data = acme([19, 17, 13, 20, 20, 26, 20, 25], [1, 2, 3, 4, 5, 6, 7, 8])
+    q = """SELECT * FROM Ticker MATCH_RECOGNIZE (ORDER BY ts
+        MEASURES FIRST(DOWN.tstamp) AS start_tstamp, LAST(DOWN.tstamp) AS bottom_tstamp,
+                 UP.tstamp AS end_tstamp, FIRST(DOWN.price + DOWN.tax + 1) AS bottom_total,
+                 UP.price + UP.tax AS end_total
+        ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW
+        PATTERN (DOWN{2,} UP)
+        DEFINE DOWN AS price < LAST(DOWN.price, 1) OR LAST(DOWN.price, 1) IS NULL,
+               UP AS price < FIRST(DOWN.price)) AS T"""
+    assert rows(q, data) == [(6, 7, 8, 33, 33)]
+
+
+def test_offsets_of_first_and_last_over_the_whole_match() -> None:
+    data = acme([20, 19, 18, 17, 16, 15, 14, 20], [0] * 8)
+    q = """SELECT * FROM Ticker MATCH_RECOGNIZE (ORDER BY ts
+        MEASURES FIRST(id, 0) AS id0, FIRST(id, 1) AS id1, FIRST(id, 3) AS id3,
+                 FIRST(id, 7) AS id7, LAST(id, 0) AS id8, LAST(id, 1) AS id9, LAST(id, 7) AS id15
+        ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW
+        PATTERN (DOWN{2,} UP)
+        DEFINE DOWN AS price < LAST(price, 1) OR LAST(price, 1) IS NULL,
+               UP AS price = FIRST(price) AND price > FIRST(price, 3) AND price = LAST(price, 7)) AS T"""
+    assert rows(q, data) == [(1, 2, 4, 8, 8, 7, 1)]
