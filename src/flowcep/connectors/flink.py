@@ -38,6 +38,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+import attrs
+
 try:
     from pyflink.common import Types
     from pyflink.common.typeinfo import TypeInformation
@@ -63,7 +65,7 @@ from flowcep.runtime import (
 from flowcep.runtime import OutputTag as FlowcepOutputTag
 from flowcep.runtime.functions import resolve_callable, split_select_args
 from flowcep.runtime.handlers import handles_timeouts, process_methods, wire
-from flowcep.runtime.options import check_on_error
+from flowcep.runtime.options import OperatorOptions
 from flowcep.runtime.output import BAD_RECORD, LATE, MATCH, TIMEOUT
 
 __all__ = [
@@ -148,42 +150,35 @@ class CEP:
             raise TypeError(f"CEP.pattern needs a PyFlink DataStream or KeyedStream, got {input!r}")
         if not isinstance(pattern, Pattern):
             raise TypeError(f"CEP.pattern needs a Pattern, got {pattern!r}")
-        check_on_error(on_error)
-        return PatternStream(
-            input, pattern, comparator, bool(processing_time), on_error, LATE_DATA, bool(batch_timers)
+        # Flink supplies the watermarks: no generated one
+        options = OperatorOptions(
+            out_of_orderness=None, comparator=comparator, processing_time=processing_time, on_error=on_error
         )
+        return PatternStream(input, pattern, options, LATE_DATA, bool(batch_timers))
 
 
 class PatternStream:
     """A pattern over a PyFlink stream, not yet turned into results (Flink's ``PatternStream``)."""
 
-    __slots__ = (
-        "input",
-        "pattern",
-        "comparator",
-        "processing_time",
-        "on_error",
-        "late_data_tag",
-        "batch_timers",
-    )
+    __slots__ = ("input", "pattern", "options", "late_data_tag", "batch_timers")
 
     def __init__(
         self,
         input: DataStream,  # noqa: A002 - Flink's parameter name
         pattern: Pattern,
-        comparator: Any,
-        processing_time: bool,
-        on_error: str,
+        options: OperatorOptions,
         late_data_tag: OutputTag,
         batch_timers: bool = False,
     ) -> None:
         self.input = input
         self.pattern = pattern
-        self.comparator = comparator
-        self.processing_time = processing_time
-        self.on_error = on_error
+        self.options = options
         self.late_data_tag = late_data_tag
         self.batch_timers = batch_timers
+
+    @property
+    def processing_time(self) -> bool:
+        return self.options.processing_time
 
     def _with(self, **changes: Any) -> PatternStream:
         fields = {name: getattr(self, name) for name in self.__slots__}
@@ -194,11 +189,11 @@ class PatternStream:
 
     def in_processing_time(self) -> PatternStream:
         """Match in processing time: records are matched when they arrive."""
-        return self._with(processing_time=True)
+        return self._with(options=attrs.evolve(self.options, processing_time=True))
 
     def in_event_time(self) -> PatternStream:
         """Match in event time (the default)."""
-        return self._with(processing_time=False)
+        return self._with(options=attrs.evolve(self.options, processing_time=False))
 
     def side_output_late_data(self, tag: Any) -> PatternStream:
         """Send late records to ``tag`` instead of ``CEP.LATE_DATA``."""
@@ -246,9 +241,7 @@ class PatternStream:
         function = _CepFunction(
             self.pattern,
             spec,
-            comparator=self.comparator,
-            processing_time=self.processing_time,
-            on_error=self.on_error,
+            options=self.options,
             late_data_tag=_worker_tag(self.late_data_tag),
             batch_timers=self.batch_timers,
         )
@@ -262,7 +255,7 @@ class PatternStream:
         tags = [self.late_data_tag]
         if spec.timeout_tag is not None and timeout_tag is not None:
             tags.append(timeout_tag)
-        if self.on_error == "side_output":
+        if self.options.on_error == "side_output":
             tags.append(BAD_RECORDS)
         _register_side_outputs(result, tags)
         return ResultStream(result._j_data_stream)
@@ -393,17 +386,14 @@ class _CepFunction(KeyedProcessFunction):
         pattern: Pattern,
         spec: _Spec,
         *,
-        comparator: Any,
-        processing_time: bool,
-        on_error: str,
+        options: OperatorOptions,
         late_data_tag: OutputTag,
         batch_timers: bool = False,
     ) -> None:
         self.pattern = pattern
         self.spec = spec
-        self.comparator = comparator
-        self.processing_time = processing_time
-        self.on_error = on_error
+        self.options = options
+        self.processing_time = options.processing_time  # read per record
         self.late_data_tag = late_data_tag
         self.batch_timers = batch_timers
         self.live_keys = LIVE_KEYS
@@ -416,13 +406,9 @@ class _CepFunction(KeyedProcessFunction):
         # every change is written to the ValueState too (what checkpoints hold); a restarted
         # task opens the function again, with an empty cache
         self._live: OrderedDict[Any, _KeyState] = OrderedDict()
-        template = CepOperator(
+        template = CepOperator.from_options(
             self.pattern,
-            out_of_orderness=None,
-            comparator=self.comparator,
-            processing_time=self.processing_time,
-            clock=self._clock,
-            on_error=self.on_error,
+            attrs.evolve(self.options, clock=self._clock),  # Flink's processing-time service
             timeout_handling=self.spec.timeout_handling,
         )
         self._template = template

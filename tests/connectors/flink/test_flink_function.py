@@ -19,6 +19,7 @@ from flowcep.connectors import flink as flink_connector
 from flowcep.connectors.flink import CEP, _CepFunction, _Spec, _worker_tag
 from flowcep.runtime import CEP as EmbeddedCEP
 from flowcep.runtime import LONG_MAX, LONG_MIN, CepOperator
+from flowcep.runtime.options import OperatorOptions
 
 LATE = "late-data"
 
@@ -26,9 +27,11 @@ LATE = "late-data"
 def function(pattern: Pattern, kind: str = "process", fn: Any = None, **kwargs: Any) -> _CepFunction:
     timeout_fn = kwargs.pop("timeout_fn", None)
     spec = _Spec(kind, fn if fn is not None else sc.Describe(), timeout_fn, CEP.TIMED_OUT)
-    options = {"comparator": None, "processing_time": False, "on_error": "raise"}
-    options.update(kwargs)
-    return _CepFunction(pattern, spec, late_data_tag=_worker_tag(CEP.LATE_DATA), **options)
+    batch_timers = kwargs.pop("batch_timers", False)
+    options = OperatorOptions(out_of_orderness=None, **kwargs)
+    return _CepFunction(
+        pattern, spec, options=options, late_data_tag=_worker_tag(CEP.LATE_DATA), batch_timers=batch_timers
+    )
 
 
 def ab(within: int | None = None) -> Pattern:
