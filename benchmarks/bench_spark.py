@@ -114,7 +114,7 @@ def floor_stream(stream: Any, buckets: int) -> Any:
     # the event's columns shipped as the connector ships them (packed where it can)
     names = [c for c in prepared.columns if c != "bucket"]
     types = [prepared.schema[c].dataType for c in names]
-    prepared = prepared.select(*RowPacking(types).columns(names, types), "bucket")
+    prepared = prepared.select(*RowPacking(types).columns(names), "bucket")
     out = prepared.groupBy("bucket").transformWithState(
         _no_op_processor(), "key string, kind string", "Append", "EventTime"
     )

@@ -161,18 +161,14 @@ class ResultStream(Iterator[Any]):
     ) -> None:
         """The results of ``kind`` (``select``, ``flat_select`` or ``process``) with ``fn`` (and
         ``timeout_fn``, whose results go to the side output ``timeout_tag``)."""
+        options = stream.options
+        timeout_handling = handles_timeouts(kind, fn, timeout_fn)
         self._main: deque[Any] = deque()
         self._side: dict[OutputTag, deque[Any]] = {}
-        self._context = Context(stream.options.clock or wall_clock_millis, self._emit_side)
+        self._context = Context(options.clock or wall_clock_millis, self._emit_side)
         on_match, on_timeout = wire(kind, fn, timeout_fn, self._context)
-        self.operator = CepOperator.from_options(
-            stream.pattern, stream.options, timeout_handling=handles_timeouts(kind, fn, timeout_fn)
-        )
+        self.operator = CepOperator.from_options(stream.pattern, options, timeout_handling=timeout_handling)
         self._source = stream.events
-        options = stream.options
-        self._key_by = options.key_by
-        self._timestamp = options.timestamp
-        self._out_of_orderness = to_millis(options.out_of_orderness)
         self._iterator: Iterator[Any] | None = None
         self._function = fn
         self._late_tag = stream.late_data_tag
@@ -184,7 +180,7 @@ class ResultStream(Iterator[Any]):
         self._evaluator = stream.evaluator
         if self._evaluator != "nfa" and nfa_only(
             self._evaluator,
-            timeout_handling=handles_timeouts(kind, fn, timeout_fn),
+            timeout_handling=timeout_handling,
             processing_time=options.processing_time,
             comparator=options.comparator,
         ):
@@ -259,13 +255,14 @@ class ResultStream(Iterator[Any]):
 
     def _run_bounded(self) -> bool:
         """The whole run through a bounded evaluator (runtime/bounded.py); False: use the NFA."""
+        options = self.operator.options
         outputs = bounded_outputs(
             self._source,
             self.operator.pattern,
             self._evaluator,
-            key_by=self._key_by,
-            timestamp=self._timestamp,
-            out_of_orderness=self._out_of_orderness,
+            key_by=options.key_by,
+            timestamp=options.timestamp,
+            out_of_orderness=to_millis(options.out_of_orderness),
         )
         if outputs is None:
             return False

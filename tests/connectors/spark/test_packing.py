@@ -23,9 +23,7 @@ NON_FINITE = [(float("nan"),), (float("inf"),), (float("-inf"),), (1e300,)]
 
 def _received(spark, df, packing):
     """What the processor sees of each row (without its bucket), and the rows Spark collects."""
-    names = df.columns
-    types = [f.dataType for f in df.schema.fields]
-    shipped = df.select(*packing.columns(names, types)).collect()
+    shipped = df.select(*packing.columns(df.columns)).collect()
     unpack = packing.unpacker()
     return [unpack(tuple(r)) for r in shipped], [tuple(r) for r in df.collect()]
 
@@ -35,7 +33,8 @@ def test_plain_columns_are_packed_and_the_others_travel_loose(spark):
     packing = RowPacking([f.dataType for f in df.schema.fields])
     assert packing.packed == (0, 1, 2, 3, 4, 5, 6, 7)
     assert packing.loose == (8, 9)
-    assert len(df.select(*packing.columns(df.columns, [f.dataType for f in df.schema.fields])).columns) == 3
+    assert packing.widened == (7,)
+    assert len(df.select(*packing.columns(df.columns)).columns) == 3
 
 
 def test_unpacked_rows_equal_sparks_values_in_column_order(spark):

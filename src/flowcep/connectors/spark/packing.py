@@ -40,7 +40,7 @@ class RowPacking:
     event time). Packing pays when at least two items can be packed; otherwise nothing is.
     """
 
-    __slots__ = ("floating", "loose", "packed")
+    __slots__ = ("floating", "loose", "packed", "widened")
 
     def __init__(self, types: Sequence[T.DataType]) -> None:
         packable = [i for i, t in enumerate(types) if isinstance(t, _EXACT + _FLOATING)]
@@ -48,20 +48,21 @@ class RowPacking:
             packable = []
         self.packed = tuple(packable)
         self.floating = tuple(i for i in packable if isinstance(types[i], _FLOATING))
+        self.widened = tuple(i for i in packable if isinstance(types[i], T.FloatType))
         self.loose = tuple(i for i in range(len(types)) if i not in packable)
 
     @property
     def enabled(self) -> bool:
         return bool(self.packed)
 
-    def columns(self, names: Sequence[str], types: Sequence[T.DataType]) -> list[Column]:
+    def columns(self, names: Sequence[str]) -> list[Column]:
         """The columns that carry the event: the packed text first, then the loose items."""
         if not self.packed:
             return [F.col(quote(names[i])) for i in range(len(names))]
         fields = []
         for n, i in enumerate(self.packed):
             c = F.col(quote(names[i]))
-            if isinstance(types[i], T.FloatType):
+            if i in self.widened:
                 c = c.cast("double")  # exact; Float.toString would not read back as the same double
             fields.append(c.alias(str(n)))
         packed = F.to_json(F.struct(*fields), {"ignoreNullFields": "false"}).alias(PACKED_COLUMN)

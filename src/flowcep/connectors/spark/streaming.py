@@ -125,7 +125,7 @@ def build_stream(
     names = [*df.columns, _MS]
     types = [*(f.dataType for f in df.schema.fields), T.LongType()]
     packing = RowPacking(types)
-    prepared = prepared.select(*packing.columns(names, types), F.col(_BUCKET))
+    prepared = prepared.select(*packing.columns(names), F.col(_BUCKET))
     processor = BucketProcessor(matcher, delay, ttl, buckets, packing)
     wire = INTERNAL_SCHEMA if matcher.mode == "default" else out_schema
     return prepared.groupBy(_BUCKET).transformWithState(processor, wire, "Append", "EventTime")
