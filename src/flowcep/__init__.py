@@ -25,6 +25,8 @@ from flowcep.pattern import (
     or_,
 )
 
+import flowcep.rules  # noqa: E402,F401  (gives Pattern its JSON rule format: to_json, from_json)
+
 __version__ = "0.1.0"
 
 _RUNTIME_NAMES = {

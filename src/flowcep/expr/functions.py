@@ -13,6 +13,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 
+def field(row: Any, name: str) -> Any:
+    """Column ``name`` of a dict row, else attribute ``name`` of an object row."""
+    return row[name] if type(row) is dict else getattr(row, name)
+
+
 def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
