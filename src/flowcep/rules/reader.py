@@ -227,7 +227,8 @@ class _Reader:
         quantifier = self.obj(node.get("quantifier"), f"{path}.quantifier") if "quantifier" in node else None
         if quantifier is None:
             raise RuleError(f"{path}.quantifier", "is required")
-        self.quantifier(pattern, quantifier, f"{path}.quantifier", name)
+        # a group's until condition belongs to the group step, which the builder names GroupPattern
+        self.quantifier(pattern, quantifier, f"{path}.quantifier", pattern.name if composite else name)
 
     def quantifier(self, pattern: Pattern[Any], q: dict[str, Any], path: str, step: str) -> None:
         inner = self.enum(q, "consumingStrategy", path, names.INNER_STRATEGIES)
