@@ -39,12 +39,28 @@ LAYERS = {
         "flowcep.connectors",
         "flowcep.sql",
     ],
+    # JSON rules sit on the expression language; they parse expressions with flowcep.sql (sqlglot)
+    # only when a rule is read, so that ``import flowcep`` (which loads them) stays light
+    "flowcep.rules": [
+        "flowcep.nfa",
+        "flowcep.sharedbuffer",
+        "flowcep.bounded",
+        "flowcep.runtime",
+        "flowcep.hierarchy",
+        "flowcep.connectors",
+        "flowcep.sql",
+        "sqlglot",
+        "pyspark",
+        "pyflink",
+    ],
     "flowcep.runtime": ["flowcep.hierarchy", "flowcep.connectors", "flowcep.sql", "pyspark", "pyflink"],
     # MATCH_RECOGNIZE compiles onto the NFA; it loads the runtime only to run a query
     "flowcep.sql": ["flowcep.runtime", "flowcep.hierarchy", "flowcep.connectors", "pyspark", "pyflink"],
     # event hierarchies sit beside the runtime, on its public API (DESIGN.md §2)
     "flowcep.hierarchy": ["flowcep.connectors", "pyspark", "pyflink"],
     "flowcep": [
+        "flowcep.sql",
+        "sqlglot",
         "flowcep.bounded",
         "flowcep.runtime",
         "flowcep.hierarchy",
