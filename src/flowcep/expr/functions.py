@@ -15,7 +15,7 @@ from typing import Any
 
 def field(row: Any, name: str) -> Any:
     """Column ``name`` of a dict row, else attribute ``name`` of an object row."""
-    return row[name] if type(row) is dict else getattr(row, name)
+    return row[name] if isinstance(row, dict) else getattr(row, name)
 
 
 def _is_int(x: Any) -> bool:
