@@ -6,6 +6,7 @@ aliases), the same matches, in pure Python; connectors for PySpark and PyFlink.
 
 from typing import Any
 
+import flowcep.rules  # noqa: F401  (gives Pattern its JSON rule format: to_json, from_json)
 from flowcep.pattern import (
     AfterMatchSkipStrategy,
     BooleanConditions,
@@ -24,8 +25,6 @@ from flowcep.pattern import (
     not_,
     or_,
 )
-
-import flowcep.rules  # noqa: E402,F401  (gives Pattern its JSON rule format: to_json, from_json)
 
 __version__ = "0.1.0"
 

@@ -64,7 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
             "partial matches and late events are written as JSON lines; a summary goes to stderr."
         ),
     )
-    run.add_argument("pattern", metavar="PATTERN", help="Python file that defines `pattern`, or a JSON rule (docs/rules.md)")
+    run.add_argument(
+        "pattern",
+        metavar="PATTERN",
+        help="Python file that defines `pattern`, or a JSON rule (docs/rules.md)",
+    )
     run.add_argument(
         "input", metavar="INPUT", help="input file (csv, jsonl, parquet; .gz allowed), or - for stdin"
     )
@@ -127,7 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="show the compiled NFA of a pattern (text, Graphviz DOT, SVG/PNG)",
         description="Print the states and transitions that PATTERN compiles to, and optionally draw them.",
     )
-    explain.add_argument("pattern", metavar="PATTERN", help="Python file that defines `pattern`, or a JSON rule (docs/rules.md)")
+    explain.add_argument(
+        "pattern",
+        metavar="PATTERN",
+        help="Python file that defines `pattern`, or a JSON rule (docs/rules.md)",
+    )
     explain.add_argument(
         "--dot", metavar="FILE", help="write the Graphviz DOT source to FILE (- for stdout: only the DOT)"
     )

@@ -13,7 +13,12 @@ import pytest
 from flowcep import Pattern
 from flowcep.rules import ConditionRegistry, RuleError, load_rules
 
-SINGLE = {"consumingStrategy": "SKIP_TILL_NEXT", "properties": ["SINGLE"], "times": None, "untilCondition": None}
+SINGLE = {
+    "consumingStrategy": "SKIP_TILL_NEXT",
+    "properties": ["SINGLE"],
+    "times": None,
+    "untilCondition": None,
+}
 
 
 def node(name: str, expression: str = "price > 1", **quantifier: Any) -> dict[str, Any]:
@@ -116,7 +121,9 @@ CASES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
 
 
 @pytest.mark.parametrize("change, message", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_a_bad_document_names_the_path_and_the_problem(change: Callable[[dict[str, Any]], None], message: str) -> None:
+def test_a_bad_document_names_the_path_and_the_problem(
+    change: Callable[[dict[str, Any]], None], message: str
+) -> None:
     with pytest.raises(RuleError) as info:
         Pattern.from_json(changed(change))
     assert str(info.value).startswith(message)
@@ -130,8 +137,14 @@ def test_text_that_is_not_json_is_refused_at_the_root() -> None:
 def test_a_factory_refusing_its_arguments_names_the_args() -> None:
     registry = ConditionRegistry()
     registry.register_factory("x.Above", lambda limit: float(limit))
-    document = changed(lambda d: d["nodes"][0].update({"condition": {"type": "CLASS", "className": "x.Above", "args": ["lots"]}}))
-    with pytest.raises(RuleError, match=r"^\$\.nodes\[0\]\.condition\.args: condition 'x\.Above': ValueError"):
+    document = changed(
+        lambda d: d["nodes"][0].update(
+            {"condition": {"type": "CLASS", "className": "x.Above", "args": ["lots"]}}
+        )
+    )
+    with pytest.raises(
+        RuleError, match=r"^\$\.nodes\[0\]\.condition\.args: condition 'x\.Above': ValueError"
+    ):
         Pattern.from_json(document, registry)
 
 

@@ -90,12 +90,16 @@ def test_a_login_from_the_excluded_country_does_not_start_a_match() -> None:
     assert matches(pattern, events) == []
 
 
-@pytest.mark.parametrize("name", ["ververica_demo.json", "ververica_times_window.json", "ververica_composite.json"])
+@pytest.mark.parametrize(
+    "name", ["ververica_demo.json", "ververica_times_window.json", "ververica_composite.json"]
+)
 def test_the_example_documents_follow_the_schema(name: str) -> None:
     VALIDATE(fixture(name))
 
 
-@pytest.mark.parametrize("name", ["ververica_demo.json", "ververica_times_window.json", "ververica_composite.json"])
+@pytest.mark.parametrize(
+    "name", ["ververica_demo.json", "ververica_times_window.json", "ververica_composite.json"]
+)
 def test_an_example_document_written_back_reads_as_the_same_pattern(name: str) -> None:
     registry = ConditionRegistry()
     registry.register("com.example.cep.FinishCondition", lambda e: True)
@@ -142,7 +146,10 @@ def test_string_functions_and_in_work_in_a_condition() -> None:
                 "name": "a",
                 "type": "ATOMIC",
                 "quantifier": {"consumingStrategy": "SKIP_TILL_NEXT", "properties": ["SINGLE"]},
-                "condition": {"type": "SQL", "expression": "UPPER(city) IN ('PARIS', 'ROME') AND LOWER(city) LIKE 'p%'"},
+                "condition": {
+                    "type": "SQL",
+                    "expression": "UPPER(city) IN ('PARIS', 'ROME') AND LOWER(city) LIKE 'p%'",
+                },
             }
         ],
     }
@@ -219,7 +226,10 @@ def test_windows_of_middle_steps_and_both_window_types_are_kept() -> None:
         .within(60_000)
     )
     written = pattern.to_dict()
-    assert written["nodes"][0]["window"] == {"type": "FIRST_AND_LAST", "time": {"unit": "MILLISECONDS", "size": 7}}
+    assert written["nodes"][0]["window"] == {
+        "type": "FIRST_AND_LAST",
+        "time": {"unit": "MILLISECONDS", "size": 7},
+    }
     assert written["window"] == [
         {"type": "FIRST_AND_LAST", "time": {"unit": "MINUTES", "size": 1}},
         {"type": "PREVIOUS_AND_CURRENT", "time": {"unit": "SECONDS", "size": 2}},

@@ -45,7 +45,9 @@ def expression_text(call: list[Any], step: str) -> str | None:
     own = ref == step  # a step's own rows include the row being tested
     last = f"LAST({ref}.price, 1)" if own else f"LAST({ref}.price)"
     if kind == "sum_lt":
-        return f"SUM({ref}.price) < {args[1]}" if own else f"COALESCE(SUM({ref}.price), 0) + price < {args[1]}"
+        return (
+            f"SUM({ref}.price) < {args[1]}" if own else f"COALESCE(SUM({ref}.price), 0) + price < {args[1]}"
+        )
     if kind == "gt_last":
         return f"{last} IS NULL OR price > {last}"
     if kind == "lt_last":

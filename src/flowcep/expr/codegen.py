@@ -95,11 +95,13 @@ class _Generator:
     def column(self, row: str, name: str) -> str:
         if self.access == ITEM:
             return f"{row}[{name!r}]"
-        if self.access == ANY:
-            return f"{self.constant(fns.field)}({row}, {name!r})"
         if name.isidentifier() and not keyword.iskeyword(name):
-            return f"{row}.{name}"
-        return f"getattr({row}, {name!r})"
+            attribute = f"{row}.{name}"
+        else:
+            attribute = f"getattr({row}, {name!r})"
+        if self.access == ANY:  # (row is a local or a subscript of one: reading it twice is cheap)
+            return f"({row}[{name!r}] if isinstance({row}, dict) else {attribute})"
+        return attribute
 
     # --- rows ---------------------------------------------------------------------------------------
 

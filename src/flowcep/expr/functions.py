@@ -13,11 +13,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 
-def field(row: Any, name: str) -> Any:
-    """Column ``name`` of a dict row, else attribute ``name`` of an object row."""
-    return row[name] if isinstance(row, dict) else getattr(row, name)
-
-
 def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 

@@ -351,7 +351,9 @@ class Pattern(Generic[E]):
         return json.dumps(self.to_dict(registry, name), indent=indent)
 
     @classmethod
-    def from_json(cls, document: str | bytes | dict[str, Any], registry: Any = None, access: str = "any") -> Pattern[Any]:
+    def from_json(
+        cls, document: str | bytes | dict[str, Any], registry: Any = None, access: str = "any"
+    ) -> Pattern[Any]:
         """The pattern of a JSON rule document (text or an already parsed dict).
 
         ``registry`` (``flowcep.rules.ConditionRegistry``) resolves CLASS conditions and subtypes

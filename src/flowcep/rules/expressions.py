@@ -50,7 +50,9 @@ def expression_condition(
     except (SqlError, ExpressionError) as exc:
         message = str(exc)
         prefix = f"{step}: "
-        raise ExpressionSyntaxError(message[len(prefix) :] if message.startswith(prefix) else message) from exc
+        raise ExpressionSyntaxError(
+            message[len(prefix) :] if message.startswith(prefix) else message
+        ) from exc
 
 
 def aviator_to_sql(text: str) -> str:
@@ -101,7 +103,9 @@ def aviator_to_sql(text: str) -> str:
             if k < n and text[k] == ".":
                 raise ExpressionSyntaxError(f"{word}.: nested fields are not supported")
             if word.upper() in ("AND", "OR", "NOT", "IN", "LIKE", "IS", "BETWEEN", "NULL", "CASE"):
-                raise ExpressionSyntaxError(f"{word!r} is SQL, not Aviator: use the type SQL for this expression")
+                raise ExpressionSyntaxError(
+                    f"{word!r} is SQL, not Aviator: use the type SQL for this expression"
+                )
             out.append("NULL" if word == "nil" else word)
             i = j
             continue

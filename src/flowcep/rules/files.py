@@ -12,7 +12,9 @@ from flowcep.rules.reader import read_document
 from flowcep.rules.registry import ConditionRegistry
 
 
-def load_rules(path: str | Path, registry: ConditionRegistry | None = None, access: str = "any") -> dict[str, Pattern[Any]]:
+def load_rules(
+    path: str | Path, registry: ConditionRegistry | None = None, access: str = "any"
+) -> dict[str, Pattern[Any]]:
     """The patterns of a JSON file holding one rule document or an array of them, by rule name.
 
     Errors name the file and the JSON path: ``rules.json: $[1].nodes[0].name: is required``.

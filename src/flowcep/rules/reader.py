@@ -94,7 +94,9 @@ class _Reader:
             raise RuleError(path, f"expected an object, got {_kind(value)}")
         return value
 
-    def get(self, d: dict[str, Any], key: str, path: str, kind: type | tuple[type, ...], required: bool) -> Any:
+    def get(
+        self, d: dict[str, Any], key: str, path: str, kind: type | tuple[type, ...], required: bool
+    ) -> Any:
         value = d.get(key)
         where = f"{path}.{key}"
         if value is None:
@@ -104,12 +106,20 @@ class _Reader:
         if isinstance(value, bool) and kind in (int, (int, float)):
             raise RuleError(where, f"expected {'an integer' if kind is int else 'a number'}, got a boolean")
         if not isinstance(value, kind):
-            wanted = {str: "a string", int: "an integer", list: "an array", dict: "an object", bool: "a boolean"}
+            wanted = {
+                str: "a string",
+                int: "an integer",
+                list: "an array",
+                dict: "an object",
+                bool: "a boolean",
+            }
             expected = wanted.get(kind, "a number") if isinstance(kind, type) else "a number"
             raise RuleError(where, f"expected {expected}, got {_kind(value)}")
         return value
 
-    def enum(self, d: dict[str, Any], key: str, path: str, allowed: Sequence[str], required: bool = True) -> Any:
+    def enum(
+        self, d: dict[str, Any], key: str, path: str, allowed: Sequence[str], required: bool = True
+    ) -> Any:
         value = self.get(d, key, path, str, required)
         if value is not None and value not in allowed:
             raise RuleError(f"{path}.{key}", f"unknown value {value!r} (one of {', '.join(allowed)})")
@@ -150,15 +160,21 @@ class _Reader:
                 if end not in by_name:
                     raise RuleError(f"{epath}.{key}", f"no node named {end!r} in this graph")
             if source in after:
-                raise RuleError(f"{epath}.source", f"node {source!r} already has an edge out: a pattern is a chain")
+                raise RuleError(
+                    f"{epath}.source", f"node {source!r} already has an edge out: a pattern is a chain"
+                )
             if target in before:
-                raise RuleError(f"{epath}.target", f"node {target!r} already has an edge in: a pattern is a chain")
+                raise RuleError(
+                    f"{epath}.target", f"node {target!r} already has an edge in: a pattern is a chain"
+                )
             after[source] = (target, kind)
             before[target] = source
         starts = [n for n in by_name if n not in before]
         if len(starts) != 1:
             shown = ", ".join(repr(s) for s in starts) or "none (the edges form a cycle)"
-            raise RuleError(f"{path}.edges", f"the chain needs exactly one node no edge points to, found {shown}")
+            raise RuleError(
+                f"{path}.edges", f"the chain needs exactly one node no edge points to, found {shown}"
+            )
         out: list[_Step] = []
         current: str | None = starts[0]
         edge_type: str | None = None
@@ -167,7 +183,9 @@ class _Reader:
             out.append(_Step(node, npath, edge_type))
             current, edge_type = after.get(current, (None, None))
         if len(out) != len(by_name):
-            missing = [n for n in by_name if n not in {self.get(s.node, "name", s.path, str, True) for s in out}]
+            missing = [
+                n for n in by_name if n not in {self.get(s.node, "name", s.path, str, True) for s in out}
+            ]
             raise RuleError(f"{path}.edges", f"nodes {missing} are not on the chain from {starts[0]!r}")
         return out
 
@@ -182,7 +200,9 @@ class _Reader:
             else:
                 for key in ("nodes", "edges"):
                     if step.node.get(key) is not None:
-                        raise RuleError(f"{step.path}.{key}", "an ATOMIC node has no nodes or edges (make it COMPOSITE)")
+                        raise RuleError(
+                            f"{step.path}.{key}", "an ATOMIC node has no nodes or edges (make it COMPOSITE)"
+                        )
                 self.variables.append(step.node["name"])
 
     # --- building, second pass ------------------------------------------------------------------
@@ -201,7 +221,8 @@ class _Reader:
                     assert step.edge is not None
                     if composite and step.edge in ("NOT_NEXT", "NOT_FOLLOW"):
                         raise RuleError(
-                            f"{path}.edges", f"a {step.edge} edge cannot lead to a composite node ({step.node['name']!r})"
+                            f"{path}.edges",
+                            f"a {step.edge} edge cannot lead to a composite node ({step.node['name']!r})",
                         )
                     pattern = getattr(pattern, _APPEND[step.edge])(target)
             assert pattern is not None
@@ -236,13 +257,18 @@ class _Reader:
         seen: list[str] = []
         for i, prop in enumerate(props):
             if prop not in names.PROPERTIES:
-                raise RuleError(f"{path}.properties[{i}]", f"unknown property {_kind(prop)} (one of {', '.join(names.PROPERTIES)})")
+                raise RuleError(
+                    f"{path}.properties[{i}]",
+                    f"unknown property {_kind(prop)} (one of {', '.join(names.PROPERTIES)})",
+                )
             if prop in seen:
                 raise RuleError(f"{path}.properties[{i}]", f"{prop} is given twice")
             seen.append(prop)
         kinds = [p for p in seen if p in names.KINDS]
         if len(kinds) != 1:
-            raise RuleError(f"{path}.properties", f"needs exactly one of SINGLE, LOOPING, TIMES, got {kinds or 'none'}")
+            raise RuleError(
+                f"{path}.properties", f"needs exactly one of SINGLE, LOOPING, TIMES, got {kinds or 'none'}"
+            )
         kind = kinds[0]
         times = q.get("times")
         tpath = f"{path}.times"
@@ -343,7 +369,9 @@ class _Reader:
             return self.nested(d, class_name, path, step)
         if d.get("subClassName") is not None:
             if class_name != names.SUBTYPE_CLASS and not class_name.endswith(".SubtypeCondition"):
-                raise RuleError(f"{path}.className", f"subClassName goes with {names.SUBTYPE_CLASS}, not {class_name!r}")
+                raise RuleError(
+                    f"{path}.className", f"subClassName goes with {names.SUBTYPE_CLASS}, not {class_name!r}"
+                )
             sub = self.get(d, "subClassName", path, str, True)
             try:
                 return SubtypeCondition(self.lookup().subtype(sub))
@@ -355,11 +383,17 @@ class _Reader:
                 if not isinstance(a, str):
                     raise RuleError(f"{path}.args[{i}]", f"expected a string, got {_kind(a)}")
         try:
-            return self.lookup().condition(class_name, *(args or ())) if args is not None else self.lookup().condition(class_name)
+            return (
+                self.lookup().condition(class_name, *(args or ()))
+                if args is not None
+                else self.lookup().condition(class_name)
+            )
         except KeyError as exc:
             raise RuleError(f"{path}.className", exc.args[0]) from None
         except Exception as exc:  # a factory refusing its arguments
-            raise RuleError(f"{path}.args", f"condition {class_name!r}: {type(exc).__name__}: {exc}") from None
+            raise RuleError(
+                f"{path}.args", f"condition {class_name!r}: {type(exc).__name__}: {exc}"
+            ) from None
 
     def nested(self, d: dict[str, Any], class_name: str, path: str, step: str) -> Condition:
         parts = self.get(d, "nestedConditions", path, list, True)
@@ -371,7 +405,9 @@ class _Reader:
             return RichNotCondition(conds[0])
         if short in ("RichAndCondition", "RichOrCondition"):
             if len(conds) < 2:
-                raise RuleError(f"{path}.nestedConditions", f"{short} takes two or more conditions, got {len(conds)}")
+                raise RuleError(
+                    f"{path}.nestedConditions", f"{short} takes two or more conditions, got {len(conds)}"
+                )
             kind = RichAndCondition if short == "RichAndCondition" else RichOrCondition
             result: Condition = conds[0]
             for c in conds[1:]:
@@ -400,7 +436,9 @@ class _at:
             raise RuleError(self.path, str(exc)) from exc
 
 
-def read_document(document: Any, registry: ConditionRegistry | None = None, access: str = ANY) -> Pattern[Any]:
+def read_document(
+    document: Any, registry: ConditionRegistry | None = None, access: str = ANY
+) -> Pattern[Any]:
     """The pattern of one rule document: JSON text (str or bytes) or a parsed dict."""
     if isinstance(document, (str, bytes, bytearray)):
         try:
@@ -413,6 +451,9 @@ def read_document(document: Any, registry: ConditionRegistry | None = None, acce
     del kind
     version = reader.get(graph, "version", "$", int, False)
     if version is not None and version != names.FORMAT_VERSION:
-        raise RuleError("$.version", f"format version {version} is not supported (this reader knows {names.FORMAT_VERSION})")
+        raise RuleError(
+            "$.version",
+            f"format version {version} is not supported (this reader knows {names.FORMAT_VERSION})",
+        )
     reader.collect(graph, "$")
     return reader.graph(graph, "$")

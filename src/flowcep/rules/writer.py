@@ -28,7 +28,12 @@ from flowcep.rules import names
 from flowcep.rules.errors import RuleError
 from flowcep.rules.registry import ConditionRegistry, NamedCondition
 
-_SINGLE_QUANTIFIER = {"consumingStrategy": "SKIP_TILL_NEXT", "properties": ["SINGLE"], "times": None, "untilCondition": None}
+_SINGLE_QUANTIFIER = {
+    "consumingStrategy": "SKIP_TILL_NEXT",
+    "properties": ["SINGLE"],
+    "times": None,
+    "untilCondition": None,
+}
 _SKIP_TYPES = {
     "NoSkipStrategy": "NO_SKIP",
     "SkipToNextStrategy": "SKIP_TO_NEXT",
@@ -131,7 +136,10 @@ class _Writer:
 
     @staticmethod
     def skip(strategy: AfterMatchSkipStrategy) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": _SKIP_TYPES[type(strategy).__name__], "patternName": strategy.pattern_name}
+        out: dict[str, Any] = {
+            "type": _SKIP_TYPES[type(strategy).__name__],
+            "patternName": strategy.pattern_name,
+        }
         if isinstance(strategy, SkipToElementStrategy) and strategy.should_throw_exception():
             out["throwExceptionOnMiss"] = True
         return out
@@ -141,10 +149,13 @@ class _Writer:
             return None
         if isinstance(cond, ExpressionCondition):
             if cond.text is None:
-                raise RuleError(f"step {step.name!r}", "an expression condition built from a tree has no text to write")
+                raise RuleError(
+                    f"step {step.name!r}", "an expression condition built from a tree has no text to write"
+                )
             if cond.variable != step.name:
                 raise RuleError(
-                    f"step {step.name!r}", f"its expression condition {cond.text!r} was made for step {cond.variable!r}"
+                    f"step {step.name!r}",
+                    f"its expression condition {cond.text!r} was made for step {cond.variable!r}",
                 )
             return {"type": cond.dialect, "expression": cond.text}
         if isinstance(cond, NamedCondition):
@@ -160,9 +171,17 @@ class _Writer:
                 "nestedConditions": [self.condition(cond.left, step), self.condition(cond.right, step)],
             }
         if isinstance(cond, RichNotCondition):
-            return {"type": "CLASS", "className": names.NOT_CLASS, "nestedConditions": [self.condition(cond.condition, step)]}
+            return {
+                "type": "CLASS",
+                "className": names.NOT_CLASS,
+                "nestedConditions": [self.condition(cond.condition, step)],
+            }
         if isinstance(cond, SubtypeCondition):
-            return {"type": "CLASS", "className": names.SUBTYPE_CLASS, "subClassName": self.subtype(cond, step)}
+            return {
+                "type": "CLASS",
+                "className": names.SUBTYPE_CLASS,
+                "subClassName": self.subtype(cond, step),
+            }
         raise RuleError(
             f"step {step.name!r}",
             f"its condition {cond!r} is Python code; a JSON rule holds expressions (flowcep.rules."
@@ -180,8 +199,12 @@ class _Writer:
         )
 
 
-def write_document(pattern: Pattern[Any], registry: ConditionRegistry | None = None, name: str | None = None) -> dict[str, Any]:
+def write_document(
+    pattern: Pattern[Any], registry: ConditionRegistry | None = None, name: str | None = None
+) -> dict[str, Any]:
     """The rule document of ``pattern``; ``name`` is the rule's (default: the last step's node name)."""
     if not isinstance(pattern, Pattern):
         raise TypeError(f"expected a Pattern, got {pattern!r}")
-    return _Writer(registry).graph(pattern, name if name is not None else step_name(pattern), dict(_SINGLE_QUANTIFIER))
+    return _Writer(registry).graph(
+        pattern, name if name is not None else step_name(pattern), dict(_SINGLE_QUANTIFIER)
+    )

@@ -124,6 +124,8 @@ def parse_expression(text: str, clause: str, variables: Collection[str]) -> n.Ex
         node = sqlglot.parse_one(text, read=FlinkSql)
     except (ParseError, TokenError) as exc:
         raise SqlError(f"{clause}: cannot parse {text!r}: {_ANSI.sub('', str(exc))}") from exc
+    if not isinstance(node, exp.Expression):
+        raise SqlError(f"{clause}: {text!r} is not an expression")
     return Translator(clause, variables, _sql)(node)
 
 
