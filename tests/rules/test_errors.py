@@ -115,6 +115,8 @@ CASES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("until on a single step (Flink's check)", lambda d: d["nodes"][0]["quantifier"].update(
         {"untilCondition": {"type": "SQL", "expression": "TRUE"}}),
      "$.nodes[0].quantifier.untilCondition: The until condition is only applicable to looping states."),
+    ("no rule name", lambda d: d.pop("name"),
+     "$.name: is required"),
     ("nodes not a list", lambda d: d.update({"nodes": {}}),
      "$.nodes: expected an array, got an object"),
 ]  # fmt: skip

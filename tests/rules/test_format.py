@@ -97,6 +97,25 @@ def test_the_example_documents_follow_the_schema(name: str) -> None:
     VALIDATE(fixture(name))
 
 
+SCHEMA_REFUSES = {
+    "node without a quantifier": lambda d: d["nodes"][0].pop("quantifier"),
+    "unknown edge type": lambda d: d["edges"][0].update({"type": "FOLLOWED_BY"}),
+    "expression condition without its expression": lambda d: d["nodes"][1]["condition"].pop("expression"),
+    "negative times": lambda d: d["nodes"][1]["quantifier"].update({"times": {"from": -1, "to": 2}}),
+    "window in weeks": lambda d: d.update(
+        {"window": {"type": "FIRST_AND_LAST", "time": {"unit": "WEEKS", "size": 1}}}
+    ),
+}
+
+
+@pytest.mark.parametrize("change", sorted(SCHEMA_REFUSES))
+def test_the_schema_refuses_a_bad_document(change: str) -> None:
+    document = fixture("ververica_demo.json")
+    SCHEMA_REFUSES[change](document)
+    with pytest.raises(fastjsonschema.JsonSchemaException):
+        VALIDATE(document)
+
+
 @pytest.mark.parametrize(
     "name", ["ververica_demo.json", "ververica_times_window.json", "ververica_composite.json"]
 )
@@ -247,3 +266,18 @@ def test_load_rules_reads_an_array_of_documents_by_name(tmp_path: Path) -> None:
     rules = load_rules(path, registry)
     assert sorted(rules) == ["cashout", "finish"]
     assert rules["finish"].name == "finish"
+
+
+def test_the_example_in_docs_rules_md_loads_and_matches() -> None:
+    import re
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "rules.md").read_text()
+    document = json.loads(re.findall(r"```json\n(.*?)```", docs, flags=re.S)[0])
+    VALIDATE(document)
+    minute = 60_000
+    events = [
+        {"ts": 0, "amount": 1.0, "country": "ES"},
+        {"ts": 1 * minute, "amount": 900.0, "country": "ES"},
+        {"ts": 2 * minute, "amount": 800.0, "country": "RU"},
+    ]
+    assert matches(Pattern.from_json(document), events) == [{"probe": [0], "big": [2 * minute]}]

@@ -447,8 +447,9 @@ def read_document(
             raise RuleError("$", f"not JSON: {exc}") from None
     graph = _Reader.obj(document, "$")
     reader = _Reader(registry, access)
-    kind = reader.enum(graph, "type", "$", ("COMPOSITE",), required=False)
-    del kind
+    reader.enum(graph, "type", "$", ("COMPOSITE",), required=False)
+    if not reader.get(graph, "name", "$", str, True):
+        raise RuleError("$.name", "must not be empty")
     version = reader.get(graph, "version", "$", int, False)
     if version is not None and version != names.FORMAT_VERSION:
         raise RuleError(
