@@ -88,6 +88,8 @@ CASES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
      "$.edges: the chain needs exactly one node no edge points to, found 'a', 'c'"),
     ("a cycle", lambda d: d["edges"].append({"source": "c", "target": "a", "type": "STRICT"}),
      "$.edges: the chain needs exactly one node no edge points to, found none (the edges form a cycle)"),
+    ("a node on a loop of its own", lambda d: d["edges"].__setitem__(1, {"source": "c", "target": "c", "type": "STRICT"}),
+     "$.edges: nodes ['c'] are not on the chain from 'a'"),
     ("bad expression", lambda d: d["nodes"][1]["condition"].update({"expression": "price >"}),
      "$.nodes[1].condition.expression: 'price >': cannot parse"),
     ("unknown step in an expression", lambda d: d["nodes"][1]["condition"].update({"expression": "price > z.price"}),

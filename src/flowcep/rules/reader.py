@@ -9,7 +9,8 @@ after a greedy one, greedy on a single step...) apply too, reported at the node'
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import attrs
@@ -182,10 +183,9 @@ class _Reader:
             node, npath = by_name[current]
             out.append(_Step(node, npath, edge_type))
             current, edge_type = after.get(current, (None, None))
-        if len(out) != len(by_name):
-            missing = [
-                n for n in by_name if n not in {self.get(s.node, "name", s.path, str, True) for s in out}
-            ]
+        if len(out) != len(by_name):  # the other nodes form a cycle of their own
+            on_chain = {step.node["name"] for step in out}
+            missing = [n for n in by_name if n not in on_chain]
             raise RuleError(f"{path}.edges", f"nodes {missing} are not on the chain from {starts[0]!r}")
         return out
 
@@ -383,11 +383,7 @@ class _Reader:
                 if not isinstance(a, str):
                     raise RuleError(f"{path}.args[{i}]", f"expected a string, got {_kind(a)}")
         try:
-            return (
-                self.lookup().condition(class_name, *(args or ()))
-                if args is not None
-                else self.lookup().condition(class_name)
-            )
+            return self.lookup().condition(class_name, *(args or ()))
         except KeyError as exc:
             raise RuleError(f"{path}.className", exc.args[0]) from None
         except Exception as exc:  # a factory refusing its arguments
@@ -422,18 +418,13 @@ class _Reader:
         return self.registry if self.registry is not None else ConditionRegistry()
 
 
-class _at:
+@contextmanager
+def _at(path: str) -> Iterator[None]:
     """Turns the builder's exceptions (Flink's checks) into a ``RuleError`` at ``path``."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
-        if exc is not None and isinstance(exc, _BUILDER_ERRORS) and not isinstance(exc, RuleError):
-            raise RuleError(self.path, str(exc)) from exc
+    try:
+        yield
+    except _BUILDER_ERRORS as exc:
+        raise RuleError(path, str(exc)) from exc
 
 
 def read_document(
