@@ -40,7 +40,7 @@ LAYERS = {
         "flowcep.sql",
     ],
     # JSON rules sit on the expression language; they parse expressions with flowcep.sql (sqlglot)
-    # only when a rule is read, so that ``import flowcep`` (which loads them) stays light
+    # only when a rule is read
     "flowcep.rules": [
         "flowcep.nfa",
         "flowcep.sharedbuffer",
@@ -58,7 +58,10 @@ LAYERS = {
     "flowcep.sql": ["flowcep.runtime", "flowcep.hierarchy", "flowcep.connectors", "pyspark", "pyflink"],
     # event hierarchies sit beside the runtime, on its public API (DESIGN.md §2)
     "flowcep.hierarchy": ["flowcep.connectors", "pyspark", "pyflink"],
+    # the JSON rule format (and the expression language under it) loads on first use
     "flowcep": [
+        "flowcep.rules",
+        "flowcep.expr",
         "flowcep.sql",
         "sqlglot",
         "flowcep.bounded",

@@ -2,17 +2,14 @@
 
 ``Pattern.to_json()`` / ``Pattern.from_json(text, registry)`` read and write it; this package
 holds the reader, the writer, the JSON Schema (``schema()``), the registry of named conditions
-and ``load_rules`` for files. Importing it makes ``Pattern.to_json``/``from_json`` work; ``import
-flowcep`` does so.
+and ``load_rules`` for files. ``Pattern.to_json``/``from_json`` import it on first use.
 """
 
 from __future__ import annotations
 
 import json
-from importlib import resources
 from typing import Any
 
-from flowcep.pattern import serialization
 from flowcep.rules.errors import RuleError
 from flowcep.rules.expressions import ExpressionSyntaxError, aviator_to_sql, expression_condition
 from flowcep.rules.files import load_rules
@@ -25,6 +22,8 @@ SCHEMA_FILE = "pattern.schema.json"
 
 def schema() -> dict[str, Any]:
     """The JSON Schema (draft-07) of a rule document, shipped beside this module."""
+    from importlib import resources
+
     text = resources.files(__name__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
     result: dict[str, Any] = json.loads(text)
     return result
@@ -32,6 +31,8 @@ def schema() -> dict[str, Any]:
 
 class _Codec:
     """What ``Pattern.to_dict`` / ``Pattern.from_json`` call (``flowcep.pattern.serialization``)."""
+
+    __slots__ = ()
 
     @staticmethod
     def to_dict(pattern: Any, registry: Any = None, name: str | None = None) -> dict[str, Any]:
@@ -42,9 +43,10 @@ class _Codec:
         return read_document(document, registry, access)
 
 
-serialization.register(_Codec())
+CODEC = _Codec()
 
 __all__ = [
+    "CODEC",
     "ConditionRegistry",
     "ExpressionSyntaxError",
     "NamedCondition",
