@@ -8,10 +8,12 @@ from flowcep.runtime.functions import (
     TimedOutPartialMatchHandler,
 )
 from flowcep.runtime.gctuning import tune_gc
+from flowcep.runtime.multipattern import MultiPatternOperator, PatternOutput
 from flowcep.runtime.operator import LONG_MAX, LONG_MIN, CepOperator
 from flowcep.runtime.options import OperatorOptions
 from flowcep.runtime.output import BadRecord, BadRecordError, HeldBackMatchesWarning, Output
 from flowcep.runtime.snapshot import SnapshotError
+from flowcep.runtime.updates import PatternUpdate, RuleError, load_rule
 from flowcep.runtime.stream import (
     BAD_RECORDS,
     CEP,
@@ -28,6 +30,7 @@ __all__ = [
     "LATE_DATA",
     "LONG_MAX",
     "LONG_MIN",
+    "MultiPatternOperator",
     "TIMED_OUT",
     "BadRecord",
     "BadRecordError",
@@ -39,10 +42,14 @@ __all__ = [
     "OperatorOptions",
     "OutputTag",
     "PatternProcessFunction",
+    "PatternOutput",
     "PatternStream",
+    "PatternUpdate",
     "ResultStream",
+    "RuleError",
     "SideOutputStream",
     "SnapshotError",
     "TimedOutPartialMatchHandler",
+    "load_rule",
     "tune_gc",
 ]
