@@ -13,7 +13,6 @@ from flowcep.runtime.operator import LONG_MAX, LONG_MIN, CepOperator
 from flowcep.runtime.options import OperatorOptions
 from flowcep.runtime.output import BadRecord, BadRecordError, HeldBackMatchesWarning, Output
 from flowcep.runtime.snapshot import SnapshotError
-from flowcep.runtime.updates import PatternUpdate, RuleError, load_rule
 from flowcep.runtime.stream import (
     BAD_RECORDS,
     CEP,
@@ -23,6 +22,7 @@ from flowcep.runtime.stream import (
     ResultStream,
     SideOutputStream,
 )
+from flowcep.runtime.updates import PatternUpdate, RuleError, load_rule
 
 __all__ = [
     "BAD_RECORDS",

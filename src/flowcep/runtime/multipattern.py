@@ -32,7 +32,14 @@ from flowcep.runtime.output import (
     Output,
     exc_text,
 )
-from flowcep.runtime.snapshot import EVENT_TIME, PROCESSING_TIME, OperatorSnapshot, SnapshotError, pack, unpack
+from flowcep.runtime.snapshot import (
+    EVENT_TIME,
+    PROCESSING_TIME,
+    OperatorSnapshot,
+    SnapshotError,
+    pack,
+    unpack,
+)
 from flowcep.runtime.timestamps import LONG_MAX, LONG_MIN, ProcessingClock, TimestampError, to_timestamp
 from flowcep.runtime.updates import PatternUpdate, check_name, check_version
 
@@ -165,7 +172,9 @@ class MultiPatternOperator:
         current watermark."""
         old = self._get(name)
         if check_version(version) == old.version:
-            raise ValueError(f"pattern {name!r} is at version {version} already; a replace needs another version")
+            raise ValueError(
+                f"pattern {name!r} is at version {version} already; a replace needs another version"
+            )
         self._hosted[name] = self._start(name, version, pattern, old.operator.buffered_elements())
 
     def remove(self, name: str) -> None:
@@ -304,9 +313,7 @@ class MultiPatternOperator:
             "late": self.late,
             "bad_records": self.bad_records,
             "watermark": self._watermark,
-            "patterns": {
-                h.name: {"version": h.version, **h.operator.stats()} for h in self._hosted.values()
-            },
+            "patterns": {h.name: {"version": h.version, **h.operator.stats()} for h in self._hosted.values()},
         }
 
     # ------------------------------------------------------------------ the input, read once
@@ -315,7 +322,6 @@ class MultiPatternOperator:
         """Sort the elements into late, bad and taken ones, advancing the watermark as
         ``CepOperator`` does; then give every pattern the taken ones."""
         stamp = self._timestamp
-        key_by = self._key_by
         ooo = self._out_of_orderness
         taken: list[Any] = []
         for event in events:
@@ -337,7 +343,9 @@ class MultiPatternOperator:
                 try:
                     raw = stamp(event)
                 except Exception as exc:
-                    self._bad(event, None, None, f"timestamp extractor raised {exc_text(exc)}", STAGE_TIMESTAMP, out)
+                    self._bad(
+                        event, None, None, f"timestamp extractor raised {exc_text(exc)}", STAGE_TIMESTAMP, out
+                    )
                     continue
             try:
                 ts = to_timestamp(raw)
@@ -429,14 +437,18 @@ class MultiPatternOperator:
         clocks = (mode, self._watermark, self._max_timestamp, self._clock.last)
         counters = (self.events_in, self.late, self.bad_records)
         entries = [
-            (h.name, h.version, h.operator.fingerprint, _json_of(h.pattern), h.operator.snapshot(canonical=canonical))
+            (
+                h.name,
+                h.version,
+                h.operator.fingerprint,
+                _json_of(h.pattern),
+                h.operator.snapshot(canonical=canonical),
+            )
             for h in self._hosted.values()
         ]
         return pack(_FINGERPRINT, (_LAYOUT, clocks, counters, entries), canonical)
 
-    def restore(
-        self, data: bytes, patterns: PatternSet | None = None, *, registry: Any = None
-    ) -> None:
+    def restore(self, data: bytes, patterns: PatternSet | None = None, *, registry: Any = None) -> None:
         """Replace the pattern set and all state by a snapshot's.
 
         Without ``patterns``, each stored pattern is the hosted one of the same name and version,
@@ -459,9 +471,18 @@ class MultiPatternOperator:
         mine = PROCESSING_TIME if self.processing_time else EVENT_TIME
         if mode != mine:
             raise SnapshotError(f"snapshot was taken in {mode} mode, this operator runs in {mine}")
-        wanted = None if patterns is None else {u.name: u for u in _updates(patterns) if u.pattern is not None}
+        wanted = (
+            None if patterns is None else {u.name: u for u in _updates(patterns) if u.pattern is not None}
+        )
         current = self._hosted
-        before = (self._watermark, self._max_timestamp, self._clock.last, self.events_in, self.late, self.bad_records)
+        before = (
+            self._watermark,
+            self._max_timestamp,
+            self._clock.last,
+            self.events_in,
+            self.late,
+            self.bad_records,
+        )
         self._hosted = {}
         self._reset()
         try:
@@ -492,7 +513,14 @@ class MultiPatternOperator:
                     self.add(name, update.pattern, update.version)  # type: ignore[arg-type]
         except BaseException:
             self._hosted = current
-            (self._watermark, self._max_timestamp, self._clock.last, self.events_in, self.late, self.bad_records) = before
+            (
+                self._watermark,
+                self._max_timestamp,
+                self._clock.last,
+                self.events_in,
+                self.late,
+                self.bad_records,
+            ) = before
             raise
 
 

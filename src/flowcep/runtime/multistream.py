@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Optional
+from typing import Any
 
 from flowcep.runtime.multipattern import MultiPatternOperator, PatternOutput, PatternSet
 from flowcep.runtime.options import OperatorOptions
@@ -33,8 +33,8 @@ class PatternSetStream(Iterator[PatternOutput]):
         items: Iterable[Any],
         patterns: PatternSet,
         options: OperatorOptions,
-        is_control: Optional[Callable[[Any], bool]] = None,
-        loader: Optional[Loader] = None,
+        is_control: Callable[[Any], bool] | None = None,
+        loader: Loader | None = None,
     ) -> None:
         self.operator = MultiPatternOperator.from_options(options, patterns)
         self._items = iter(items)
@@ -70,7 +70,7 @@ class PatternSetStream(Iterator[PatternOutput]):
         self._finished = True
         self._ready.extend(op.flush())
 
-    def _apply(self, record: Any, update: Optional[PatternUpdate]) -> None:
+    def _apply(self, record: Any, update: PatternUpdate | None) -> None:
         """Apply a control record; one that cannot be loaded or applied raises, or (``on_error=
         "side_output"``) comes out as a bad record of stage ``"rule"``."""
         try:

@@ -358,7 +358,9 @@ class CepOperator:
         """The elements taken but not matched yet (ahead of the watermark; in processing time,
         those a comparator holds back) as ``(timestamp, element)``: each key's in the order it
         would match them, the keys in the order they got state."""
-        return [(t, e) for ks in self._keys.values() for t, elements in buffered(ks) for e in as_list(elements)]
+        return [
+            (t, e) for ks in self._keys.values() for t, elements in buffered(ks) for e in as_list(elements)
+        ]
 
     # ------------------------------------------------------------------ snapshots
 
