@@ -161,7 +161,7 @@ class MultiPatternOperator:
         if name in self._hosted:
             h = self._hosted[name]
             raise ValueError(f"pattern {name!r} is hosted already (version {h.version}); replace it")
-        self._hosted[name] = self._start(name, check_version(version), pattern, [])
+        self._hosted[name] = self._start(name, check_version(version), pattern, self._taken())
 
     def replace(self, name: str, pattern: Pattern, version: int) -> None:
         """Host ``pattern`` as version ``version`` of ``name`` in place of the hosted one.
@@ -217,6 +217,12 @@ class MultiPatternOperator:
         if hosted is None:
             raise KeyError(f"no pattern named {name!r} is hosted (hosted: {sorted(self._hosted)})")
         return hosted
+
+    def _taken(self) -> list[tuple[int, Any]]:
+        """The elements taken but not matched yet: every pattern holds the same ones."""
+        for h in self._hosted.values():
+            return h.operator.buffered_elements()
+        return []
 
     def _start(self, name: str, version: int, pattern: Pattern, taken: list[tuple[int, Any]]) -> _Hosted:
         """A new operator for ``pattern`` at the current watermark, given the elements ``taken``
@@ -498,7 +504,7 @@ class MultiPatternOperator:
                     if target is None:
                         continue  # removed
                     if target.version != version:
-                        taken = _taken(name, state, fingerprint)
+                        taken = _stored_taken(name, state, fingerprint)
                         self._hosted[name] = self._start(name, target.version, target.pattern, taken)  # type: ignore[arg-type]
                         continue
                     pattern = target.pattern  # type: ignore[assignment]
@@ -508,9 +514,15 @@ class MultiPatternOperator:
                 except SnapshotError as exc:
                     raise SnapshotError(f"pattern {name!r} version {version}: {exc}") from None
                 self._hosted[name] = _Hosted(name, version, pattern, op)
+            # the elements taken but not matched yet, which every stored pattern holds
+            if self._hosted or not entries:
+                taken = self._taken()
+            else:
+                name, _, fingerprint, _, state = entries[0]
+                taken = _stored_taken(name, state, fingerprint)
             for name, update in (wanted or {}).items():
                 if name not in self._hosted:
-                    self.add(name, update.pattern, update.version)  # type: ignore[arg-type]
+                    self._hosted[name] = self._start(name, update.version, update.pattern, taken)  # type: ignore[arg-type]
         except BaseException:
             self._hosted = current
             (
@@ -576,7 +588,7 @@ def _stored_pattern(name: str, version: int, doc: Any, hosted: dict[str, _Hosted
     )
 
 
-def _taken(name: str, state: bytes, fingerprint: bytes) -> list[tuple[int, Any]]:
+def _stored_taken(name: str, state: bytes, fingerprint: bytes) -> list[tuple[int, Any]]:
     """The elements a stored pattern operator had taken but not matched, without its pattern."""
     try:
         record = OperatorSnapshot.decode(state, fingerprint)
