@@ -508,7 +508,11 @@ class MultiPatternOperator:
                         self._hosted[name] = self._start(name, target.version, target.pattern, taken)  # type: ignore[arg-type]
                         continue
                     pattern = target.pattern  # type: ignore[assignment]
-                op = CepOperator.from_options(pattern, self._inner)
+                same = current.get(name)
+                if same is not None and same.version == version and same.pattern is pattern:
+                    op = same.operator  # (compiled already: restore resets it)
+                else:
+                    op = CepOperator.from_options(pattern, self._inner)
                 try:
                     op.restore(state)
                 except SnapshotError as exc:
