@@ -70,6 +70,18 @@ def test_server_alerts():
     assert [(e.host, e.event, hms(e.time)) for e in result.late] == [("web-03", "request", "11:00:03")]
 
 
+def test_fraud_rules_edited_while_the_stream_runs():
+    lines = load("fraud_rules.py")["main"]()
+    assert lines == [
+        "   (rule set edited after 15:30:46)",
+        "probe-then-big v1  card-1001  11:31:13-11:35:33  1.00 (ES) -> 1320.00 (RU)",
+        "probe-then-big v1  card-1003  14:02:31-14:10:00  1.00 (DE) -> 1899.00 (BR)",
+        # after the edit: version 2 of the rule
+        "probe-then-big v2  card-1007  19:03:50-19:06:30  1.50 (IT) -> 640.00 (GB)",
+        "3 alerts",
+    ]
+
+
 def test_card_fraud():
     ex = load("card_fraud.py")
     frauds = ex["main"]()

@@ -68,7 +68,9 @@ def test_a_late_element_comes_out_once_and_belongs_to_no_pattern() -> None:
 
 
 def test_an_element_without_a_key_is_one_bad_record() -> None:
-    op = multi({"ab": (1, ab_within()), "ac": (1, a_then_c())}, key_by=lambda e: e.missing, on_error="side_output")
+    op = multi(
+        {"ab": (1, ab_within()), "ac": (1, a_then_c())}, key_by=lambda e: e.missing, on_error="side_output"
+    )
     out = op.process_element(Ev("a", 1))
     assert brief(out) == [("bad_record", None, None, None, "key", 1)]
 
@@ -276,7 +278,11 @@ def test_a_control_record_that_cannot_be_loaded_is_a_bad_record_or_an_error() ->
     ]
     assert brief([o for o in out if o.kind == "match"]) == [("match", "ab", 1, "k", "a1 b2", 2)]
     with pytest.raises(ValueError, match="unknown rule 'nope'"):
-        list(CEP.patterns(items, key_by="key", timestamp="ts", is_control=lambda i: isinstance(i, dict), loader=load))
+        list(
+            CEP.patterns(
+                items, key_by="key", timestamp="ts", is_control=lambda i: isinstance(i, dict), loader=load
+            )
+        )
 
 
 # ---------------------------------------------------------------- processing time

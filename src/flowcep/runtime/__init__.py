@@ -22,7 +22,7 @@ from flowcep.runtime.stream import (
     ResultStream,
     SideOutputStream,
 )
-from flowcep.runtime.updates import PatternUpdate, RuleError, load_rule
+from flowcep.runtime.updates import PatternUpdate, RuleRecordError, load_rule
 
 __all__ = [
     "BAD_RECORDS",
@@ -46,7 +46,7 @@ __all__ = [
     "PatternStream",
     "PatternUpdate",
     "ResultStream",
-    "RuleError",
+    "RuleRecordError",
     "SideOutputStream",
     "SnapshotError",
     "TimedOutPartialMatchHandler",

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from flowcep.pattern import Pattern
-from flowcep.runtime.updates import Loader, PatternUpdate, RuleError, load_rule
+from flowcep.runtime.updates import Loader, PatternUpdate, RuleRecordError, load_rule
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +22,7 @@ class RuleDirectory:
 
     A file that cannot be loaded keeps the rule it held before (logged as a warning); one that
     was never loaded holds none. A record that removes its rule (``"pattern": null``) holds
-    none. Two files with one rule id are an error (``RuleError``). Picklable: a copy reads the
+    none. Two files with one rule id are an error (``RuleRecordError``). Picklable: a copy reads the
     directory afresh (the Spark connector ships one to each worker).
     """
 
@@ -45,7 +45,7 @@ class RuleDirectory:
         try:
             entries = [e for e in os.scandir(self.path) if e.name.endswith(".json") and e.is_file()]
         except FileNotFoundError:
-            raise RuleError(f"rule directory {self.path!r} does not exist") from None
+            raise RuleRecordError(f"rule directory {self.path!r} does not exist") from None
         for entry in sorted(entries, key=lambda e: e.name):
             stat = entry.stat()
             known = self._files.get(entry.name)
@@ -60,7 +60,9 @@ class RuleDirectory:
             if update is None or update.pattern is None:
                 continue
             if update.name in owner:
-                raise RuleError(f"rule {update.name!r} is in two files: {owner[update.name]} and {name}")
+                raise RuleRecordError(
+                    f"rule {update.name!r} is in two files: {owner[update.name]} and {name}"
+                )
             owner[update.name] = name
             rules[update.name] = (update.version, update.pattern)  # type: ignore[assignment]
         return rules

@@ -20,10 +20,10 @@ import attrs
 
 from flowcep.pattern import Pattern
 
-__all__ = ["Loader", "PatternUpdate", "RuleError", "check_name", "check_version", "load_rule"]
+__all__ = ["Loader", "PatternUpdate", "RuleRecordError", "check_name", "check_version", "load_rule"]
 
 
-class RuleError(ValueError):
+class RuleRecordError(ValueError):
     """A rule record that cannot be read: the message names the record and the problem."""
 
 
@@ -78,26 +78,26 @@ Record = Union[str, bytes, Mapping[str, Any]]
 
 def load_rule(record: Record, registry: Any = None) -> PatternUpdate:
     """A JSON rule record (a dict, or its text) as a ``PatternUpdate``; ``registry`` names the
-    callables of CLASS conditions (``Pattern.from_json``'s). ``RuleError`` names the problem."""
+    callables of CLASS conditions (``Pattern.from_json``'s). ``RuleRecordError`` names the problem."""
     doc = _document(record)
     name = doc.get("id")
     if not isinstance(name, str) or not name:
-        raise RuleError(f"rule record {_short(doc)}: 'id' must be a non-empty string, got {name!r}")
+        raise RuleRecordError(f"rule record {_short(doc)}: 'id' must be a non-empty string, got {name!r}")
     if "pattern" not in doc:
-        raise RuleError(f"rule {name!r}: no 'pattern' (a JSON pattern, or null to remove the rule)")
+        raise RuleRecordError(f"rule {name!r}: no 'pattern' (a JSON pattern, or null to remove the rule)")
     spec = doc["pattern"]
     if spec is None:
         return PatternUpdate.remove(name)
     version = doc.get("version")
     if type(version) is not int:
-        raise RuleError(f"rule {name!r}: 'version' must be an int, got {version!r}")
+        raise RuleRecordError(f"rule {name!r}: 'version' must be an int, got {version!r}")
     from_json = getattr(Pattern, "from_json", None)
     if from_json is None:  # (the JSON pattern format is another module's, loaded when present)
-        raise RuleError(f"rule {name!r}: this flowcep has no JSON pattern format (Pattern.from_json)")
+        raise RuleRecordError(f"rule {name!r}: this flowcep has no JSON pattern format (Pattern.from_json)")
     try:
         pattern = from_json(spec, registry=registry)
     except ValueError as exc:
-        raise RuleError(f"rule {name!r} version {version}: {exc}") from exc
+        raise RuleRecordError(f"rule {name!r} version {version}: {exc}") from exc
     return PatternUpdate.put(name, version, pattern)
 
 
@@ -106,11 +106,11 @@ def _document(record: Record) -> Mapping[str, Any]:
         try:
             doc = json.loads(record)
         except ValueError as exc:
-            raise RuleError(f"rule record {_short(record)} is not JSON: {exc}") from None
+            raise RuleRecordError(f"rule record {_short(record)} is not JSON: {exc}") from None
     else:
         doc = record
     if not isinstance(doc, Mapping):
-        raise RuleError(f"rule record {_short(doc)} is not a JSON object")
+        raise RuleRecordError(f"rule record {_short(doc)} is not a JSON object")
     return doc
 
 
