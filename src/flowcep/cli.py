@@ -8,7 +8,8 @@
                             [--evaluator nfa|optiseq|tree|auto [--input FILE] [--key COL] [--timestamp COL]]
     flowcep demo [--examples DIR]
 
-See docs/cli.md for the details, the output format and the exit statuses.
+PATTERN is a Python pattern file or a JSON rule file (``.json``, docs/rules.md). See docs/cli.md
+for the details, the output format and the exit statuses.
 """
 
 from __future__ import annotations
@@ -63,7 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
             "partial matches and late events are written as JSON lines; a summary goes to stderr."
         ),
     )
-    run.add_argument("pattern", metavar="PATTERN", help="Python file that defines `pattern`")
+    run.add_argument(
+        "pattern",
+        metavar="PATTERN",
+        help="Python file that defines `pattern`, or a JSON rule (docs/rules.md)",
+    )
     run.add_argument(
         "input", metavar="INPUT", help="input file (csv, jsonl, parquet; .gz allowed), or - for stdin"
     )
@@ -126,7 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="show the compiled NFA of a pattern (text, Graphviz DOT, SVG/PNG)",
         description="Print the states and transitions that PATTERN compiles to, and optionally draw them.",
     )
-    explain.add_argument("pattern", metavar="PATTERN", help="Python file that defines `pattern`")
+    explain.add_argument(
+        "pattern",
+        metavar="PATTERN",
+        help="Python file that defines `pattern`, or a JSON rule (docs/rules.md)",
+    )
     explain.add_argument(
         "--dot", metavar="FILE", help="write the Graphviz DOT source to FILE (- for stdout: only the DOT)"
     )
