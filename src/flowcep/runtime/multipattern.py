@@ -46,6 +46,7 @@ from flowcep.runtime.updates import PatternUpdate, check_name, check_version
 __all__ = ["MultiPatternOperator", "PatternOutput", "PatternSet"]
 
 _LAYOUT: Final = "multi-pattern-1"
+_NOT_YET: Final = object()
 _FINGERPRINT: Final = hashlib.sha256(b"flowcep multi-pattern operator").digest()
 
 #: The patterns to host: name -> (version, Pattern), or ``PatternUpdate``s that put them.
@@ -69,13 +70,20 @@ class PatternOutput:
 class _Hosted:
     """One pattern at run time: its name, version and operator."""
 
-    __slots__ = ("name", "version", "pattern", "operator")
+    __slots__ = ("name", "version", "pattern", "operator", "_doc")
 
     def __init__(self, name: str, version: int, pattern: Pattern, operator: CepOperator) -> None:
         self.name = name
         self.version = version
         self.pattern = pattern
         self.operator = operator
+        self._doc: Any = _NOT_YET
+
+    def doc(self) -> str | None:
+        """The pattern's JSON document (None: it has none), written once for all snapshots."""
+        if self._doc is _NOT_YET:
+            self._doc = _json_of(self.pattern)
+        return self._doc  # type: ignore[no-any-return]
 
 
 class MultiPatternOperator:
@@ -447,7 +455,7 @@ class MultiPatternOperator:
                 h.name,
                 h.version,
                 h.operator.fingerprint,
-                _json_of(h.pattern),
+                h.doc(),
                 h.operator.snapshot(canonical=canonical),
             )
             for h in self._hosted.values()
@@ -567,14 +575,11 @@ def _updates(patterns: PatternSet) -> Iterator[PatternUpdate]:
         yield update
 
 
-def _json_of(pattern: Pattern) -> Any:
-    """The pattern's JSON document, None when it has Python conditions (or there is no format)."""
-    to_json = getattr(pattern, "to_json", None)
-    if to_json is None:
-        return None
+def _json_of(pattern: Pattern) -> str | None:
+    """The pattern's JSON document, None when it has Python callables as conditions."""
     try:
-        return to_json()
-    except (TypeError, ValueError):  # a condition that is a Python callable has no JSON form
+        return pattern.to_json(indent=None)
+    except ValueError:  # (flowcep.rules.RuleError: a Python callable has no JSON form)
         return None
 
 
@@ -582,10 +587,8 @@ def _stored_pattern(name: str, version: int, doc: Any, hosted: dict[str, _Hosted
     same = hosted.get(name)
     if same is not None and same.version == version:
         return same.pattern
-    from_json = getattr(Pattern, "from_json", None)
-    if doc is not None and from_json is not None:
-        pattern: Pattern = from_json(doc, registry=registry)
-        return pattern
+    if doc is not None:
+        return Pattern.from_json(doc, registry=registry)
     raise SnapshotError(
         f"the snapshot hosts pattern {name!r} version {version}, which this operator does not host "
         "and which has no JSON document (Python conditions): host it first, or pass restore(patterns=...)"

@@ -91,11 +91,8 @@ def load_rule(record: Record, registry: Any = None) -> PatternUpdate:
     version = doc.get("version")
     if type(version) is not int:
         raise RuleRecordError(f"rule {name!r}: 'version' must be an int, got {version!r}")
-    from_json = getattr(Pattern, "from_json", None)
-    if from_json is None:  # (the JSON pattern format is another module's, loaded when present)
-        raise RuleRecordError(f"rule {name!r}: this flowcep has no JSON pattern format (Pattern.from_json)")
     try:
-        pattern = from_json(spec, registry=registry)
+        pattern = Pattern.from_json(spec, registry=registry)
     except ValueError as exc:
         raise RuleRecordError(f"rule {name!r} version {version}: {exc}") from exc
     return PatternUpdate.put(name, version, pattern)
