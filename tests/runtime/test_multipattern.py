@@ -149,6 +149,43 @@ def test_a_removed_pattern_frees_its_state_and_its_events() -> None:
     assert op.stats()["patterns"] == {} and not op.has_state() and op.keys() == []
 
 
+def a_then(second: str, window: int = 10) -> Pattern:
+    return Pattern.begin("a").where(is_("a")).followed_by("b").where(is_(second)).within(window)
+
+
+def test_a_replace_may_keep_the_partial_matches_of_a_version_of_the_same_shape() -> None:
+    op = multi({"ab": (1, a_then("b"))})
+    push(op, "a1 a2")  # watermark 1: a1 in a partial match, a2 taken, not matched yet
+    op.replace("ab", a_then("c", window=20), version=2, keep_partial_matches=True)
+    out = push(op, "b3 c4 x5")
+    # version 2 judges the kept partial matches by its own condition (c, not b)
+    assert brief(out) == [("match", "ab", 2, "k", "a1 c4", 4), ("match", "ab", 2, "k", "a2 c4", 4)]
+
+
+def test_keeping_partial_matches_across_another_shape_is_refused() -> None:
+    op = multi({"ab": (1, a_then("b"))})
+    push(op, "a1 x2")
+    with pytest.raises(ValueError, match="'ab': version 2 cannot keep version 1's partial matches"):
+        op.replace("ab", abc_within(), version=2, keep_partial_matches=True)
+    assert op.patterns["ab"][0] == 1 and op.stats()["patterns"]["ab"]["partial_matches"] == 1
+
+
+def test_a_restore_into_a_new_version_may_keep_its_partial_matches() -> None:
+    op = multi({"ab": (1, a_then("b")), "abc": (1, abc_within())})
+    push(op, "a1 b2")
+    data = op.snapshot()
+    keep = multi()
+    keep.restore(
+        data,
+        [
+            PatternUpdate.put("ab", 2, a_then("c"), keep_partial_matches=True),
+            PatternUpdate.put("abc", 2, a_then("c"), keep_partial_matches=True),  # another shape
+        ],
+    )
+    out = push(keep, "c3 x4")
+    assert brief(out) == [("match", "ab", 2, "k", "a1 c3", 3)]  # "abc" version 2 started afresh
+
+
 def test_putting_the_hosted_version_again_changes_nothing() -> None:
     op = multi({"ab": (1, ab_within())})
     push(op, "a1 x2")

@@ -150,3 +150,20 @@ def test_a_snapshot_restored_midway_continues_with_the_same_results(
     assert [(o.pattern, o.version, *t) for o, t in zip(again, _plain(again))] == [
         (o.pattern, o.version, *t) for o, t in zip(rest, _plain(rest))
     ]
+
+
+@SETTINGS
+@given(pattern_specs(), streams, st.integers(0, 30))
+def test_keeping_partial_matches_across_a_replace_by_the_same_pattern_changes_no_result(
+    spec: Any, raw: list[Any], cut: int
+) -> None:
+    pattern = _pattern(spec)
+    elements = _elements(raw)
+    op = MultiPatternOperator({"p": (1, pattern)}, **_options())
+    out = _feed(op, elements[:cut], 1)
+    op.replace("p", _pattern(spec), 2, keep_partial_matches=True)
+    out += _feed(op, elements[cut:], 1) + op.flush()
+    alone = CepOperator(pattern, **_options())
+    assert _plain([o for o in out if o.kind != "late"]) == _plain(
+        [o for o in _feed(alone, elements, 1) + alone.flush() if o.kind != "late"]
+    )

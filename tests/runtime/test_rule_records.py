@@ -72,6 +72,7 @@ def test_a_rule_record_puts_its_json_pattern_under_its_id_and_version() -> None:
     assert update.pattern is not None
     assert update.pattern.to_json() == Pattern.from_json(probe_then_big(500)).to_json()
     assert load_rule(record("big", 4, None)) == PatternUpdate.remove("big")
+    assert load_rule({**record("big", 5, 500), "keepPartialMatches": True}).keep_partial_matches is True
 
 
 @pytest.mark.parametrize(
@@ -82,6 +83,10 @@ def test_a_rule_record_puts_its_json_pattern_under_its_id_and_version() -> None:
         ({"version": 1, "pattern": None}, r"'id' must be a non-empty string, got None"),
         ({"id": "big", "pattern": probe_then_big(1)}, r"rule 'big': 'version' must be an int, got None"),
         ({"id": "big", "version": 1}, r"rule 'big': no 'pattern'"),
+        (
+            {"id": "big", "version": 1, "pattern": probe_then_big(1), "keepPartialMatches": "yes"},
+            r"'keepPartialMatches' must be true or false, got 'yes'",
+        ),
         (
             {
                 "id": "big",

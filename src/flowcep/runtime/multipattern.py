@@ -13,6 +13,7 @@ already taken included). docs/multi-pattern.md states the rules.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from typing import Any, Final, Union
 
@@ -43,7 +44,9 @@ from flowcep.runtime.snapshot import (
 from flowcep.runtime.timestamps import LONG_MAX, LONG_MIN, ProcessingClock, TimestampError, to_timestamp
 from flowcep.runtime.updates import PatternUpdate, check_name, check_version
 
-__all__ = ["MultiPatternOperator", "PatternOutput", "PatternSet"]
+__all__ = ["MultiPatternOperator", "PatternOutput", "PatternSet", "nfa_structure"]
+
+log = logging.getLogger(__name__)
 
 _LAYOUT: Final = "multi-pattern-1"
 _NOT_YET: Final = object()
@@ -70,7 +73,7 @@ class PatternOutput:
 class _Hosted:
     """One pattern at run time: its name, version and operator."""
 
-    __slots__ = ("name", "version", "pattern", "operator", "_doc")
+    __slots__ = ("name", "version", "pattern", "operator", "_doc", "_structure")
 
     def __init__(self, name: str, version: int, pattern: Pattern, operator: CepOperator) -> None:
         self.name = name
@@ -78,6 +81,13 @@ class _Hosted:
         self.pattern = pattern
         self.operator = operator
         self._doc: Any = _NOT_YET
+        self._structure: bytes | None = None
+
+    def structure(self) -> bytes:
+        """``nfa_structure`` of the pattern's NFA."""
+        if self._structure is None:
+            self._structure = nfa_structure(self.operator.nfa)
+        return self._structure
 
     def doc(self) -> str | None:
         """The pattern's JSON document (None: it has none), written once for all snapshots."""
@@ -171,19 +181,39 @@ class MultiPatternOperator:
             raise ValueError(f"pattern {name!r} is hosted already (version {h.version}); replace it")
         self._hosted[name] = self._start(name, check_version(version), pattern, self._taken())
 
-    def replace(self, name: str, pattern: Pattern, version: int) -> None:
+    def replace(
+        self, name: str, pattern: Pattern, version: int, *, keep_partial_matches: bool = False
+    ) -> None:
         """Host ``pattern`` as version ``version`` of ``name`` in place of the hosted one.
 
         The switch is at the current watermark: the old version's partial matches and held-back
         matches are dropped (no timeouts come out), and the elements it had taken but not matched
         yet go to the new version, which then matches as a fresh operator would, started at the
-        current watermark."""
+        current watermark.
+
+        ``keep_partial_matches``: the new version takes over all the old one holds instead
+        (partial matches, held-back matches, buffered elements, timers), judged by its own
+        conditions and window from now on. Only for a new version of the same shape (the same
+        NFA but for conditions and windows: ``nfa_structure``); ``ValueError`` otherwise."""
         old = self._get(name)
         if check_version(version) == old.version:
             raise ValueError(
                 f"pattern {name!r} is at version {version} already; a replace needs another version"
             )
-        self._hosted[name] = self._start(name, version, pattern, old.operator.buffered_elements())
+        if not keep_partial_matches:
+            self._hosted[name] = self._start(name, version, pattern, old.operator.buffered_elements())
+            return
+        new = self._compile(name, pattern)
+        hosted = _Hosted(name, version, pattern, new)
+        if hosted.structure() != old.structure():
+            raise ValueError(
+                f"pattern {name!r}: version {version} cannot keep version {old.version}'s partial "
+                "matches: its steps, quantifiers, contiguity or skip strategy differ (only conditions "
+                "and windows may change)"
+            )
+        old_op = old.operator
+        _carry(old_op.snapshot(canonical=False), old_op.fingerprint, new)
+        self._hosted[name] = hosted
 
     def remove(self, name: str) -> None:
         """Stop matching ``name``: its partial matches, buffered elements and timers are dropped."""
@@ -205,7 +235,12 @@ class MultiPatternOperator:
         elif hosted.version == update.version:
             return False
         else:
-            self.replace(update.name, update.pattern, update.version)  # type: ignore[arg-type]
+            self.replace(
+                update.name,
+                update.pattern,
+                update.version,  # type: ignore[arg-type]
+                keep_partial_matches=update.keep_partial_matches,
+            )
         return True
 
     def sync(self, patterns: PatternSet) -> bool:
@@ -232,12 +267,15 @@ class MultiPatternOperator:
             return h.operator.buffered_elements()
         return []
 
+    def _compile(self, name: str, pattern: Pattern) -> CepOperator:
+        if not isinstance(pattern, Pattern):
+            raise TypeError(f"pattern {name!r}: expected a Pattern, got {pattern!r}")
+        return CepOperator.from_options(pattern, self._inner)
+
     def _start(self, name: str, version: int, pattern: Pattern, taken: list[tuple[int, Any]]) -> _Hosted:
         """A new operator for ``pattern`` at the current watermark, given the elements ``taken``
         and not matched yet (``(timestamp, element)``, each key's in matching order)."""
-        if not isinstance(pattern, Pattern):
-            raise TypeError(f"pattern {name!r}: expected a Pattern, got {pattern!r}")
-        op = CepOperator.from_options(pattern, self._inner)
+        op = self._compile(name, pattern)
         if not self.processing_time and self._watermark > LONG_MIN:
             op.process_watermark(self._watermark)
         for ts, event in taken:
@@ -455,6 +493,7 @@ class MultiPatternOperator:
                 h.name,
                 h.version,
                 h.operator.fingerprint,
+                h.structure(),
                 h.doc(),
                 h.operator.snapshot(canonical=canonical),
             )
@@ -479,7 +518,7 @@ class MultiPatternOperator:
                 raise ValueError(f"layout {layout!r}")
             mode, watermark, max_timestamp, last_now = clocks
             events_in, late, bad_records = counters
-            entries = [(check_name(n), check_version(v), f, j, s) for n, v, f, j, s in entries]
+            entries = [(check_name(n), check_version(v), f, g, j, s) for n, v, f, g, j, s in entries]
         except (TypeError, ValueError) as exc:
             raise SnapshotError(f"corrupt multi-pattern snapshot: {exc}") from None
         mine = PROCESSING_TIME if self.processing_time else EVENT_TIME
@@ -504,7 +543,7 @@ class MultiPatternOperator:
             self._max_timestamp = max_timestamp
             self._clock.last = last_now
             self.events_in, self.late, self.bad_records = events_in, late, bad_records
-            for name, version, fingerprint, doc, state in entries:
+            for name, version, fingerprint, structure, doc, state in entries:
                 if wanted is None:
                     pattern = _stored_pattern(name, version, doc, current, registry)
                 else:
@@ -512,8 +551,9 @@ class MultiPatternOperator:
                     if target is None:
                         continue  # removed
                     if target.version != version:
-                        taken = _stored_taken(name, state, fingerprint)
-                        self._hosted[name] = self._start(name, target.version, target.pattern, taken)  # type: ignore[arg-type]
+                        self._hosted[name] = self._restored_replace(
+                            target, version, fingerprint, structure, state
+                        )
                         continue
                     pattern = target.pattern  # type: ignore[assignment]
                 same = current.get(name)
@@ -530,7 +570,7 @@ class MultiPatternOperator:
             if self._hosted or not entries:
                 taken = self._taken()
             else:
-                name, _, fingerprint, _, state = entries[0]
+                name, _, fingerprint, _, _, state = entries[0]
                 taken = _stored_taken(name, state, fingerprint)
             for name, update in (wanted or {}).items():
                 if name not in self._hosted:
@@ -546,6 +586,30 @@ class MultiPatternOperator:
                 self.bad_records,
             ) = before
             raise
+
+    def _restored_replace(
+        self, target: PatternUpdate, version: int, fingerprint: bytes, structure: bytes, state: bytes
+    ) -> _Hosted:
+        """A stored pattern's replacement by ``target`` (``replace``'s rules, from the stored
+        state alone); asked to keep partial matches across another shape, it logs a warning and
+        starts afresh (a connector has no caller to raise to)."""
+        name = target.name
+        pattern: Pattern = target.pattern  # type: ignore[assignment]
+        new_version: int = target.version  # type: ignore[assignment]  # (a put has both)
+        if target.keep_partial_matches:
+            op = self._compile(name, pattern)
+            hosted = _Hosted(name, new_version, pattern, op)
+            if hosted.structure() == structure:
+                _carry(state, fingerprint, op)
+                return hosted
+            log.warning(
+                "flowcep: pattern %r version %s cannot keep version %s's partial matches (another "
+                "shape); it starts afresh at the watermark",
+                name,
+                new_version,
+                version,
+            )
+        return self._start(name, new_version, pattern, _stored_taken(name, state, fingerprint))
 
 
 class _Bad:
@@ -581,6 +645,28 @@ def _json_of(pattern: Pattern) -> str | None:
         return pattern.to_json(indent=None)
     except ValueError:  # (flowcep.rules.RuleError: a Python callable has no JSON form)
         return None
+
+
+def nfa_structure(nfa: Any) -> bytes:
+    """What a new version must share with the old for partial matches to carry over: every
+    state's name and type, every transition's action, target and whether it has a condition,
+    and the skip strategy (not the conditions, not the windows)."""
+    shape = [
+        (
+            state.name,
+            state.state_type.value,
+            [(t.action.value, t.target.name, t.condition is None) for t in state.transitions],
+        )
+        for state in nfa.raw_states
+    ]
+    return hashlib.sha256(repr((shape, repr(nfa.skip_strategy))).encode("utf-8")).digest()
+
+
+def _carry(state: bytes, fingerprint: bytes, op: CepOperator) -> None:
+    """Restore ``op`` from another pattern's operator snapshot (``state``, whose pattern has
+    ``fingerprint``) of the same ``nfa_structure``."""
+    record = OperatorSnapshot.decode(state, fingerprint)
+    op.restore(record.encode(op.fingerprint, canonical=False))
 
 
 def _stored_pattern(name: str, version: int, doc: Any, hosted: dict[str, _Hosted], registry: Any) -> Pattern:

@@ -7,7 +7,8 @@ record (docs/multi-pattern.md):
 
     {"id": "big-after-probe", "version": 3, "pattern": { ...a JSON pattern document... }}
 
-``"pattern": null`` removes the rule. The pattern document goes to ``Pattern.from_json``.
+``"pattern": null`` removes the rule; ``"keepPartialMatches": true`` asks a replace to keep the
+old version's partial matches. The pattern document goes to ``Pattern.from_json``.
 """
 
 from __future__ import annotations
@@ -52,15 +53,20 @@ def _check_update(update: PatternUpdate, _: Any, pattern: Any) -> None:
 @attrs.frozen(slots=True)
 class PatternUpdate:
     """Put ``pattern`` under ``name`` at ``version`` (add it, or replace another version; the
-    same version again changes nothing), or, with ``pattern`` None, remove ``name``."""
+    same version again changes nothing), or, with ``pattern`` None, remove ``name``.
+    ``keep_partial_matches``: a replace keeps the old version's partial matches
+    (``MultiPatternOperator.replace``)."""
 
     name: str
     version: int | None = None
     pattern: Pattern | None = attrs.field(default=None, validator=_check_update)
+    keep_partial_matches: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     @classmethod
-    def put(cls, name: str, version: int, pattern: Pattern) -> PatternUpdate:
-        return cls(name, version, pattern)
+    def put(
+        cls, name: str, version: int, pattern: Pattern, *, keep_partial_matches: bool = False
+    ) -> PatternUpdate:
+        return cls(name, version, pattern, keep_partial_matches)
 
     @classmethod
     def remove(cls, name: str) -> PatternUpdate:
@@ -91,11 +97,14 @@ def load_rule(record: Record, registry: Any = None) -> PatternUpdate:
     version = doc.get("version")
     if type(version) is not int:
         raise RuleRecordError(f"rule {name!r}: 'version' must be an int, got {version!r}")
+    keep = doc.get("keepPartialMatches", False)
+    if type(keep) is not bool:
+        raise RuleRecordError(f"rule {name!r}: 'keepPartialMatches' must be true or false, got {keep!r}")
     try:
         pattern = Pattern.from_json(spec, registry=registry)
     except ValueError as exc:
         raise RuleRecordError(f"rule {name!r} version {version}: {exc}") from exc
-    return PatternUpdate.put(name, version, pattern)
+    return PatternUpdate.put(name, version, pattern, keep_partial_matches=keep)
 
 
 def _document(record: Record) -> Mapping[str, Any]:
