@@ -162,8 +162,10 @@ def test_a_rule_directory_parses_only_the_files_that_changed(tmp_path: Path) -> 
     write(tmp_path, "b.json", record("b", 2, 300))
     (tmp_path / "a.json").unlink()
     write(tmp_path, "c.json", record("c", 1, None))  # a removal record holds no rule
-    assert {n: v for n, (v, _) in rules.current().items()} == {"b": 2}
-    assert loaded == ["a", "b", "b", "c"]
+    write(tmp_path, "d.json", {**record("d", 1, 100), "keepPartialMatches": True})
+    assert {n: v for n, (v, _) in rules.current().items()} == {"b": 2, "d": 1}
+    assert [(u.name, u.keep_partial_matches) for u in rules.updates()] == [("b", False), ("d", True)]
+    assert loaded == ["a", "b", "b", "c", "d"]
 
 
 def test_a_rule_file_that_breaks_keeps_its_rule_and_says_so(

@@ -25,7 +25,6 @@ from pyflink.datastream.functions import KeyedBroadcastProcessFunction
 from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor
 
 from flowcep.connectors.flink import BAD_RECORDS, LATE_DATA, ResultStream, _register_side_outputs, _worker_tag
-from flowcep.pattern import Pattern
 from flowcep.runtime import LONG_MIN, BadRecordError, MultiPatternOperator, PatternOutput, PatternUpdate
 from flowcep.runtime.multistream import STAGE_RULE
 from flowcep.runtime.options import OperatorOptions, check_on_error
@@ -73,8 +72,8 @@ class RuleFunction(KeyedBroadcastProcessFunction):
         self._state = runtime_context.get_state(ValueStateDescriptor(STATE_NAME, Types.PICKLED_BYTE_ARRAY()))
         self._late = _worker_tag(LATE_DATA)
         self._bad = _worker_tag(BAD_RECORDS)
-        # the loaded patterns of this worker, by (rule id, version): a rule is loaded once
-        self._patterns: dict[tuple[str, int], Pattern] = {}
+        # the loaded rules of this worker, by (rule id, version): a rule is loaded once
+        self._loaded: dict[tuple[str, int], PatternUpdate] = {}
         # one operator, restored per key: its patterns stay compiled while the rules stay
         self._op = MultiPatternOperator.from_options(
             OperatorOptions(out_of_orderness=None, on_error="side_output")
@@ -94,7 +93,7 @@ class RuleFunction(KeyedBroadcastProcessFunction):
         if update.pattern is None:
             state.remove(update.name)
         else:
-            self._patterns[(update.name, update.version)] = update.pattern  # type: ignore[index]
+            self._loaded[(update.name, update.version)] = update  # type: ignore[index]
             state.put(update.name, (update.version, value))
         return ()
 
@@ -104,16 +103,15 @@ class RuleFunction(KeyedBroadcastProcessFunction):
             raise TypeError(f"the rule loader returned {update!r}, not a PatternUpdate")
         return update
 
-    def _rules(self, ctx: Any) -> dict[str, tuple[int, Pattern]]:
+    def _rules(self, ctx: Any) -> list[PatternUpdate]:
         """The rule set now (rules restored from a checkpoint are loaded again, once)."""
-        rules: dict[str, tuple[int, Pattern]] = {}
+        rules: list[PatternUpdate] = []
         for name, (version, record) in ctx.get_broadcast_state(RULES_STATE).items():
-            pattern = self._patterns.get((name, version))
-            if pattern is None:
+            update = self._loaded.get((name, version))
+            if update is None:
                 update = record if isinstance(record, PatternUpdate) else self._load(record)
-                assert update.pattern is not None  # (a removal is not stored)
-                pattern = self._patterns[(name, version)] = update.pattern
-            rules[name] = (version, pattern)
+                self._loaded[(name, version)] = update
+            rules.append(update)
         return rules
 
     # -------------------------------------------------------------- records and timers

@@ -41,6 +41,11 @@ class RuleDirectory:
 
     def current(self) -> dict[str, tuple[int, Pattern]]:
         """The rule set now: rule id -> ``(version, Pattern)``, in file name order."""
+        return {u.name: (u.version, u.pattern) for u in self.updates()}  # type: ignore[misc]
+
+    def updates(self) -> list[PatternUpdate]:
+        """The rule set now, as the ``PatternUpdate``s that put it (with their
+        ``keep_partial_matches``), in file name order."""
         files: dict[str, tuple[int, int, PatternUpdate | None]] = {}
         try:
             entries = [e for e in os.scandir(self.path) if e.name.endswith(".json") and e.is_file()]
@@ -54,7 +59,7 @@ class RuleDirectory:
                 continue
             files[entry.name] = (stat.st_size, stat.st_mtime_ns, self._load(entry.path, known))
         self._files = files
-        rules: dict[str, tuple[int, Pattern]] = {}
+        rules: list[PatternUpdate] = []
         owner: dict[str, str] = {}
         for name, (_, _, update) in files.items():
             if update is None or update.pattern is None:
@@ -64,7 +69,7 @@ class RuleDirectory:
                     f"rule {update.name!r} is in two files: {owner[update.name]} and {name}"
                 )
             owner[update.name] = name
-            rules[update.name] = (update.version, update.pattern)  # type: ignore[assignment]
+            rules.append(update)
         return rules
 
     def _load(self, path: str, known: tuple[int, int, PatternUpdate | None] | None) -> PatternUpdate | None:

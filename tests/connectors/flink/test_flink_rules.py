@@ -117,6 +117,17 @@ def test_a_replace_reaches_a_key_when_it_is_next_touched_and_the_other_rules_kee
     assert brief(flink.output) == [("match", "ac", 1, "k1", [10, 30], 30)]
 
 
+def test_a_rule_record_may_ask_a_replace_to_keep_the_partial_matches() -> None:
+    flink = FakeBroadcastFlink(RuleFunction(None, "raise"))
+    flink.rule(PatternUpdate.put("ab", 1, then("a", "b")))
+    feed(flink, ("k1", "a", 10))
+    flink.watermark(10)
+    flink.rule(PatternUpdate.put("ab", 2, then("a", "c"), keep_partial_matches=True))
+    feed(flink, ("k1", "b", 20), ("k1", "c", 30))
+    flink.watermark(100)
+    assert brief(flink.output) == [("match", "ab", 2, "k1", [10, 30], 30)]
+
+
 def test_a_removed_rule_leaves_a_keys_state_when_the_key_is_next_touched() -> None:
     flink = FakeBroadcastFlink(RuleFunction(None, "raise"), pickle_state=True)
     flink.rule(PatternUpdate.put("ab", 1, then("a", "b", within=50)))

@@ -59,7 +59,7 @@ def detect_rules(
     (``pattern`` and ``version`` are null for late and invalid rows, which belong to no rule).
     """
     directory = rules if isinstance(rules, RuleDirectory) else RuleDirectory(rules, loader)
-    directory.current()  # a missing directory or a rule that does not load fails here, not on a worker
+    directory.updates()  # a missing directory or a rule that does not load fails here, not on a worker
     invalid = bad_input_choice(on_error, None)
     if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
         raise ValueError(f"buckets must be a positive int, got {buckets!r}")
@@ -132,12 +132,12 @@ class RuleMatcher(Matcher):
                 out_of_orderness=None,
                 on_error="raise" if self.on_invalid == "raise" else "side_output",
             )
-            op = _RuleSetOperator.from_options(options, self.rules.current())
+            op = _RuleSetOperator.from_options(options, self.rules.updates())
             op.rules = self.rules  # (from_options makes the subclass: it is a classmethod)
             self._op = op
         else:
             op.reset()
-            op.sync(self.rules.current())
+            op.sync(self.rules.updates())
         return op
 
     def emit(self, outputs: Any, out: list[Any]) -> None:
@@ -167,4 +167,4 @@ class _RuleSetOperator(MultiPatternOperator):
         return op
 
     def restore(self, data: bytes, patterns: PatternSet | None = None, *, registry: Any = None) -> None:
-        super().restore(data, self.rules.current() if patterns is None else patterns, registry=registry)
+        super().restore(data, self.rules.updates() if patterns is None else patterns, registry=registry)
