@@ -25,7 +25,7 @@ from typing import Any
 
 from flowcep import CEP, PatternUpdate
 from flowcep.cli_support import parse_timestamp, read_events
-from flowcep.runtime.ruledir import RuleDirectory
+from flowcep.runtime import RuleDirectory
 
 TITLE = "Fraud rules edited while the stream runs (JSON rule files, a new version, a new rule, one removed)"
 HERE = Path(__file__).resolve().parent

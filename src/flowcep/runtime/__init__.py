@@ -12,6 +12,7 @@ from flowcep.runtime.multipattern import MultiPatternOperator, PatternOutput
 from flowcep.runtime.operator import LONG_MAX, LONG_MIN, CepOperator
 from flowcep.runtime.options import OperatorOptions
 from flowcep.runtime.output import BadRecord, BadRecordError, HeldBackMatchesWarning, Output
+from flowcep.runtime.ruledir import RuleDirectory
 from flowcep.runtime.snapshot import SnapshotError
 from flowcep.runtime.stream import (
     BAD_RECORDS,
@@ -46,6 +47,7 @@ __all__ = [
     "PatternStream",
     "PatternUpdate",
     "ResultStream",
+    "RuleDirectory",
     "RuleRecordError",
     "SideOutputStream",
     "SnapshotError",

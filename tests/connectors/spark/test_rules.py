@@ -88,3 +88,24 @@ def test_rules_change_between_micro_batches_and_across_a_restart(spark, tmp_path
         ("ac", 2, "u1", (5, 8)),
         ("bc", 1, "u1", (6, 7)),  # kept across the restart; "ab" gave nothing after it
     }
+
+
+def test_rules_run_over_a_batch_dataframe_too(spark, tmp_path):
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    write_rule(rules, "ab", 1, "a", "b")
+    write_rule(rules, "ac", 2, "a", "c")
+    rows = [
+        row(1, "a", 1000),
+        row(2, "b", 1010),
+        row(3, "c", 1020),
+        row(4, "a", 1030, "u2"),
+        row(5, "c", 1040, "u2"),
+    ]
+    df = spark.createDataFrame(rows, "id long, user string, type string, amount double, ms long")
+    out = detect_rules(df, str(rules), key="user", timestamp="ms", loader=load)
+    assert matches(out.collect()) == {
+        ("ab", 1, "u1", (1, 2)),
+        ("ac", 2, "u1", (1, 3)),
+        ("ac", 2, "u2", (4, 5)),
+    }
