@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from flowcep import CEP, MultiPatternOperator, Pattern, PatternOutput, PatternUpdate
-from flowcep.runtime import BadRecordError, CepOperator, Output, SnapshotError
+from flowcep.runtime import BadRecordError, CepOperator, SnapshotError
 
 from .support import Ev, ab_within, abc_within, is_
 
@@ -342,5 +342,15 @@ def test_in_processing_time_every_pattern_sees_an_element_at_one_reading_of_the_
     assert len(readings) == 2
 
 
-def _plain(outputs: list[Output]) -> list[tuple[Any, ...]]:
-    return [(o.kind, o.key, o.value, o.timestamp) for o in outputs]
+def test_in_processing_time_a_watermark_call_releases_what_a_comparator_held_back() -> None:
+    now = [100]
+    op = MultiPatternOperator(
+        {"ab": (1, ab_within())},
+        key_by="key",
+        processing_time=True,
+        clock=lambda: now[0],
+        comparator=lambda x, y: x.value - y.value,
+    )
+    assert op.process_elements([Ev("a", 0), Ev("b", 0)]) == []  # held back within their millisecond
+    now[0] = 101
+    assert [(o.pattern, o.timestamp) for o in op.process_watermark(0)] == [("ab", 100)]

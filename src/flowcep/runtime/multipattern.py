@@ -310,7 +310,9 @@ class MultiPatternOperator:
     def process_watermark(self, timestamp: int) -> list[PatternOutput]:
         """Advance event time to ``timestamp`` for every pattern (see ``CepOperator``)."""
         out: list[PatternOutput] = []
-        if not self.processing_time:
+        if self.processing_time:
+            self._clock.now()  # (the patterns' operators read it: comparator-held elements due now)
+        else:
             try:
                 watermark = to_timestamp(timestamp)
             except TimestampError as exc:
