@@ -59,7 +59,7 @@ def detect_rules(
     (``pattern`` and ``version`` are null for late and invalid rows, which belong to no rule).
     """
     directory = rules if isinstance(rules, RuleDirectory) else RuleDirectory(rules, loader)
-    directory.updates()  # a missing directory or a rule that does not load fails here, not on a worker
+    directory.updates()  # a missing directory fails here, not on a worker (a broken file: a warning)
     invalid = bad_input_choice(on_error, None)
     if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
         raise ValueError(f"buckets must be a positive int, got {buckets!r}")
