@@ -376,6 +376,7 @@ class MultiPatternOperator:
         """Sort the elements into late, bad and taken ones, advancing the watermark as
         ``CepOperator`` does; then give every pattern the taken ones."""
         stamp = self._timestamp
+        key_by = self._key_by
         ooo = self._out_of_orderness
         taken: list[Any] = []
         for event in events:
@@ -401,14 +402,23 @@ class MultiPatternOperator:
                         event, None, None, f"timestamp extractor raised {exc_text(exc)}", STAGE_TIMESTAMP, out
                     )
                     continue
-            try:
-                ts = to_timestamp(raw)
-            except TimestampError as exc:
-                self._bad(event, None, None, str(exc), STAGE_TIMESTAMP, out)
-                continue
-            key = self._key(event, ts, out)
-            if key is _BAD:
-                continue
+            if type(raw) is int and LONG_MIN <= raw <= LONG_MAX:
+                ts: int = raw  # (to_timestamp's own test, first without the call)
+            else:
+                try:
+                    ts = to_timestamp(raw)
+                except TimestampError as exc:
+                    self._bad(event, None, None, str(exc), STAGE_TIMESTAMP, out)
+                    continue
+            if key_by is None:
+                key = None
+            else:
+                try:
+                    key = key_by(event)
+                    hash(key)
+                except Exception as exc:
+                    self._bad(event, None, ts, f"key extractor failed: {exc_text(exc)}", STAGE_KEY, out)
+                    continue
             if ts > self._max_timestamp:
                 self._max_timestamp = ts
             if ts <= self._watermark:
