@@ -1,6 +1,6 @@
 """``MultiPatternOperator``: named, versioned patterns over one keyed stream, changed while it runs.
 
-The operator reads each element once: its key, its timestamp, whether it is late, the watermark
+The operator judges each element once: its key, its timestamp, whether it is late, the watermark
 it generates, as ``CepOperator`` does (the same extractors, checks and messages). Every pattern
 runs in a ``CepOperator`` of its own, built from the same options, which gets the elements that
 are neither late nor bad, in arrival order, and so sees the same watermarks a ``CepOperator``
@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
-from typing import Any, Final, Union
+from typing import Any, Final, TypeVar, Union
 
 import attrs
 
@@ -51,6 +51,8 @@ log = logging.getLogger(__name__)
 _LAYOUT: Final = "multi-pattern-1"
 _NOT_YET: Final = object()
 _FINGERPRINT: Final = hashlib.sha256(b"flowcep multi-pattern operator").digest()
+
+_Op = TypeVar("_Op", bound="MultiPatternOperator")
 
 #: The patterns to host: name -> (version, Pattern), or ``PatternUpdate``s that put them.
 PatternSet = Union[Mapping[str, "tuple[int, Pattern]"], Iterable[PatternUpdate]]
@@ -131,7 +133,7 @@ class MultiPatternOperator:
         self._configure(options, patterns)
 
     @classmethod
-    def from_options(cls, options: OperatorOptions, patterns: PatternSet = ()) -> MultiPatternOperator:
+    def from_options(cls: type[_Op], options: OperatorOptions, patterns: PatternSet = ()) -> _Op:
         """The operator with ``options`` (the keywords of ``MultiPatternOperator(...)``)."""
         op = cls.__new__(cls)
         op._configure(options, patterns)

@@ -133,7 +133,7 @@ class RuleMatcher(Matcher):
                 on_error="raise" if self.on_invalid == "raise" else "side_output",
             )
             op = _RuleSetOperator.from_options(options, self.rules.updates())
-            op.rules = self.rules  # (from_options makes the subclass: it is a classmethod)
+            op.rules = self.rules
             self._op = op
         else:
             op.reset()
@@ -159,12 +159,6 @@ class _RuleSetOperator(MultiPatternOperator):
     """A ``MultiPatternOperator`` whose ``restore`` moves to its rule directory's set."""
 
     rules: RuleDirectory
-
-    @classmethod
-    def from_options(cls, options: OperatorOptions, patterns: PatternSet = ()) -> _RuleSetOperator:
-        op = cls.__new__(cls)
-        op._configure(options, patterns)
-        return op
 
     def restore(self, data: bytes, patterns: PatternSet | None = None, *, registry: Any = None) -> None:
         super().restore(data, self.rules.updates() if patterns is None else patterns, registry=registry)
