@@ -322,6 +322,24 @@ def test_a_control_record_that_cannot_be_loaded_is_a_bad_record_or_an_error() ->
         )
 
 
+def test_a_bad_record_in_the_pull_api_comes_after_what_its_call_produced() -> None:
+    def boom(e: Ev) -> bool:
+        if e.ts == 4:
+            raise ZeroDivisionError("no")
+        return e.name == "b"
+
+    pattern = Pattern.begin("a").where(is_("a")).followed_by("b").where(boom)
+    stream = CEP.patterns(
+        [Ev("a", 1), Ev("b", 2), Ev("a", 3), Ev("y", 4), Ev("z", 5)],
+        {"ab": (1, pattern)},
+        key_by="key",
+        timestamp="ts",
+    )
+    assert brief([next(stream)]) == [("match", "ab", 1, "k", "a1 b2", 2)]
+    with pytest.raises(BadRecordError, match="pattern step 'b'"):
+        next(stream)
+
+
 # ---------------------------------------------------------------- processing time
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from flowcep.runtime.multipattern import MultiPatternOperator, PatternOutput, PatternSet
 from flowcep.runtime.options import OperatorOptions
-from flowcep.runtime.output import BAD_RECORD, BadRecord
+from flowcep.runtime.output import BAD_RECORD, BadRecord, BadRecordError
 from flowcep.runtime.updates import Loader, PatternUpdate, load_rule
 
 __all__ = ["STAGE_RULE", "PatternSetStream"]
@@ -42,6 +42,7 @@ class PatternSetStream(Iterator[PatternOutput]):
         self._loader: Loader = loader if loader is not None else load_rule
         self._ready: deque[PatternOutput] = deque()
         self._finished = False
+        self._error: BaseException | None = None
 
     def __iter__(self) -> PatternSetStream:
         return self
@@ -49,6 +50,9 @@ class PatternSetStream(Iterator[PatternOutput]):
     def __next__(self) -> PatternOutput:
         ready = self._ready
         while not ready:
+            if self._error is not None:
+                error, self._error = self._error, None
+                raise error
             if self._finished:
                 raise StopIteration
             self._pump()
@@ -57,18 +61,23 @@ class PatternSetStream(Iterator[PatternOutput]):
     def _pump(self) -> None:
         op = self.operator
         is_control = self._is_control
-        for item in self._items:
-            if type(item) is PatternUpdate:
-                self._apply(item, item)
-            elif is_control is not None and is_control(item):
-                self._apply(item, None)
-            else:
-                outputs = op.process_element(item)
-                if outputs:
-                    self._ready.extend(outputs)
-                    return
-        self._finished = True
-        self._ready.extend(op.flush())
+        try:
+            for item in self._items:
+                if type(item) is PatternUpdate:
+                    self._apply(item, item)
+                elif is_control is not None and is_control(item):
+                    self._apply(item, None)
+                else:
+                    outputs = op.process_element(item)
+                    if outputs:
+                        self._ready.extend(outputs)
+                        return
+            self._finished = True
+            self._ready.extend(op.flush())
+        except BadRecordError as exc:
+            # what the call produced comes out first, then the error (as from CEP.pattern)
+            self._ready.extend(exc.outputs)  # type: ignore[arg-type]
+            self._error = exc
 
     def _apply(self, record: Any, update: PatternUpdate | None) -> None:
         """Apply a control record; one that cannot be loaded or applied raises, or (``on_error=
