@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from flowcep.cli_support.errors import EXIT_OK, EXIT_PATTERN
+from flowcep.cli_support.errors import EXIT_DEPENDENCY, EXIT_OK, EXIT_PATTERN
 
 RULE = {
     "name": "ab",
@@ -75,3 +75,13 @@ def test_a_file_of_several_rules_is_refused_by_run(cli, write):
     r = cli("explain", rule)
     assert r.status == EXIT_PATTERN
     assert "it holds 2 rules; this command runs one rule" in r.err
+
+
+def test_a_rule_without_sqlglot_installed_is_a_missing_dependency(cli, write, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "flowcep.sql.query", None)  # as if sqlglot were not installed
+    rule = write("rule.json", json.dumps(RULE))
+    r = cli("explain", rule)
+    assert r.status == EXIT_DEPENDENCY
+    assert "expression conditions are parsed by sqlglot: pip install 'flowcep[sql]'" in r.err

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flowcep.cli_support.errors import EXIT_PATTERN, CliError
+from flowcep.cli_support.errors import EXIT_DEPENDENCY, EXIT_PATTERN, CliError
 
 RUN_NAME = "__flowcep__"
 
@@ -116,8 +116,8 @@ def _rule_file(path: Path) -> PatternFile:
         pattern = read_document(data)
     except RuleError as e:
         raise CliError(f"bad rule file {path}: {root}{e.path[1:]}: {e.problem}", EXIT_PATTERN) from None
-    except ImportError as e:
-        raise CliError(f"cannot read rule file {path}: {e}", EXIT_PATTERN) from None
+    except ImportError as e:  # sqlglot, which parses the expressions, is missing
+        raise CliError(f"cannot read rule file {path}: {e}", EXIT_DEPENDENCY) from None
     return PatternFile(path=path, pattern=pattern, select=None, timeout=None, namespace={})
 
 
