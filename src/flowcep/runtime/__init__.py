@@ -8,9 +8,11 @@ from flowcep.runtime.functions import (
     TimedOutPartialMatchHandler,
 )
 from flowcep.runtime.gctuning import tune_gc
+from flowcep.runtime.multipattern import MultiPatternOperator, PatternOutput
 from flowcep.runtime.operator import LONG_MAX, LONG_MIN, CepOperator
 from flowcep.runtime.options import OperatorOptions
 from flowcep.runtime.output import BadRecord, BadRecordError, HeldBackMatchesWarning, Output
+from flowcep.runtime.ruledir import RuleDirectory
 from flowcep.runtime.snapshot import SnapshotError
 from flowcep.runtime.stream import (
     BAD_RECORDS,
@@ -21,6 +23,7 @@ from flowcep.runtime.stream import (
     ResultStream,
     SideOutputStream,
 )
+from flowcep.runtime.updates import PatternUpdate, RuleRecordError, load_rule
 
 __all__ = [
     "BAD_RECORDS",
@@ -28,6 +31,7 @@ __all__ = [
     "LATE_DATA",
     "LONG_MAX",
     "LONG_MIN",
+    "MultiPatternOperator",
     "TIMED_OUT",
     "BadRecord",
     "BadRecordError",
@@ -39,10 +43,15 @@ __all__ = [
     "OperatorOptions",
     "OutputTag",
     "PatternProcessFunction",
+    "PatternOutput",
     "PatternStream",
+    "PatternUpdate",
     "ResultStream",
+    "RuleDirectory",
+    "RuleRecordError",
     "SideOutputStream",
     "SnapshotError",
     "TimedOutPartialMatchHandler",
+    "load_rule",
     "tune_gc",
 ]
