@@ -48,7 +48,7 @@ class LevelOutput:
 class _Running:
     """One level at run time: its operator, the levels it feeds, its input watermark."""
 
-    __slots__ = ("level", "operator", "consumers", "producers", "lag", "watermark", "emit")
+    __slots__ = ("level", "operator", "consumers", "producers", "lag", "watermark", "emit", "accepts")
 
     def __init__(self, level: Level, operator: CepOperator, emit: bool) -> None:
         self.level = level
@@ -58,6 +58,8 @@ class _Running:
         self.lag = 0
         self.watermark = LONG_MIN  # the level's input watermark
         self.emit = emit
+        # the raw events that can change the level's state (None: all; see Level.raw_filter)
+        self.accepts = level.raw_filter() if level.reads_raw else None
 
 
 class HierarchyOperator:
@@ -147,8 +149,10 @@ class HierarchyOperator:
 
         The first level that reads raw events only (every hierarchy has one) is the gate: its
         operator makes the raw watermark and finds late and bad raw records, which no other
-        level then sees. The other raw levels get the rest of the batch before the gate's
-        complex events go up, so that at one timestamp raw events come first (11.3)."""
+        level then sees. The other raw levels get the rest of the batch, each only the raw events
+        its conditions may accept where that changes nothing else (``Level.raw_filter``),
+        before the gate's complex events go up, so that at one timestamp raw events come first
+        (11.3)."""
         batch = events if isinstance(events, (list, tuple)) else list(events)
         out: list[LevelOutput] = []
         gate = self._gate
@@ -173,7 +177,10 @@ class HierarchyOperator:
             if refused:
                 rest = _without(batch, refused)
         for running in self._other_raw_levels:
-            self._collect(running, running.operator.process_elements(rest), out)
+            accepts = running.accepts
+            mine = rest if accepts is None else [event for event in rest if accepts(event)]
+            if mine:
+                self._collect(running, running.operator.process_elements(mine), out)
         self._collect(gate, gate_outputs, out)
         watermark = gate.operator.current_watermark
         gate.watermark = watermark
