@@ -181,11 +181,24 @@ def test_a_lower_partial_match_timing_out_does_not_cancel_a_higher_one() -> None
     assert spans(out, "outage") == [(1, 31)]
 
 
-def test_a_higher_partial_match_times_out_its_window_after_its_first_complex_event_arrives() -> None:
+def test_a_higher_partial_match_times_out_its_window_after_its_first_constituent_starts() -> None:
+    # seed 004's nested deadline: the incident [1, 2] starts at 1, so the outage's time runs
+    # out at 1 + 100, though its operator counts from the incident's arrival at 2
     out = run(outages(window=100), alarms(1, 2))
     ((level, value, at),) = [(o.level, o.value, o.timestamp) for o in out if o.kind == "timeout"]
-    assert (level, at) == ("outage", 102)
+    assert (level, at) == ("outage", 101)
     assert [(c.start, c.end) for c in value["i"]] == [(1, 2)]
+
+
+def test_a_timeout_comes_out_once_the_watermark_passes_the_first_arrival_plus_the_window() -> None:
+    # incident [1, 5]: the outage partial match is dead from 1 + 20 on (no constituent can end
+    # before 21 any more), but its operator drops it at 5 + 20
+    h = outages(window=20)
+    operator = HierarchyOperator(h, key_by="key", timestamp="ts")
+    operator.process_elements(alarms(1, 5, 6))
+    assert [o for o in operator.process_watermark(24) if o.kind == "timeout"] == []
+    (timeout,) = [o for o in operator.process_watermark(25) if o.kind == "timeout"]
+    assert (timeout.level, timeout.timestamp) == ("outage", 21)
 
 
 # ---------------------------------------------------------------- 11.6 late data at every level

@@ -318,9 +318,21 @@ class HierarchyOperator:
                     self._feed(consumer, event, out)
             elif kind == TIMEOUT:
                 if running.emit:
-                    out.append(LevelOutput(TIMEOUT, name, o.key, o.value, o.timestamp))
+                    at = self._deadline(running.level, o.value, o.timestamp)
+                    out.append(LevelOutput(TIMEOUT, name, o.key, o.value, at))
             else:  # late or bad records of the level: never dropped
                 out.append(LevelOutput(kind, name, o.key, o.value, o.timestamp))
+
+    def _deadline(self, level: Level, partial: Mapping[str, list[Any]], at: int) -> int:
+        """When a timed-out partial match's time ran out: its first constituent's start plus the
+        level's window (11.5), where the operator counted from that constituent's end (``at``:
+        the operator's own deadline, earlier when a step's window is shorter)."""
+        window = level.window
+        if window is None or not level.uses:
+            return at
+        interval = self.interval
+        start = min(interval(event)[0] for events in partial.values() for event in events)
+        return min(at, start + window)
 
     def _feed(self, consumer: _Running, event: ComplexEvent, out: list[LevelOutput]) -> None:
         if event.end <= consumer.watermark:
