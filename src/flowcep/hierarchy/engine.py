@@ -323,12 +323,12 @@ class HierarchyOperator:
             else:  # late or bad records of the level: never dropped
                 out.append(LevelOutput(kind, name, o.key, o.value, o.timestamp))
 
-    def _deadline(self, level: Level, partial: Mapping[str, list[Any]], at: int) -> int:
+    def _deadline(self, level: Level, partial: Mapping[str, list[Any]], at: int | None) -> int | None:
         """When a timed-out partial match's time ran out: its first constituent's start plus the
         level's window (11.5), where the operator counted from that constituent's end (``at``:
         the operator's own deadline, earlier when a step's window is shorter)."""
         window = level.window
-        if window is None or not level.uses:
+        if window is None or at is None or not level.uses:
             return at
         interval = self.interval
         start = min(interval(event)[0] for events in partial.values() for event in events)
