@@ -375,32 +375,15 @@ class _LevelRecord:
     __slots__ = ("kind", "key", "value", "timestamp", "level")
 
     def __init__(self, o: Any) -> None:
+        from flowcep.hierarchy.event import plain_match
+
         self.kind, self.key, self.timestamp, self.level = o.kind, o.key, o.timestamp, o.level
         if o.kind == "match":
-            self.value = _plain_event(o.value)
+            self.value = o.value.as_dict()
         elif o.kind == "timeout":
-            self.value = _plain_match(o.value)
+            self.value = plain_match(o.value)
         else:
             self.value = o.value
-
-
-def _plain_event(event: Any) -> Any:
-    """A complex event as a JSON-ready dict (its constituents too); a raw event as it is."""
-    from flowcep.hierarchy import ComplexEvent
-
-    if type(event) is not ComplexEvent:
-        return event
-    return {
-        "type": event.type,
-        "start": event.start,
-        "end": event.end,
-        "attributes": dict(event.attributes),
-        "match": _plain_match(event.match),
-    }
-
-
-def _plain_match(match: Any) -> dict[str, list[Any]]:
-    return {step: [_plain_event(e) for e in events] for step, events in match.items()}
 
 
 def _make_hierarchy_operator(plan: Any, key: str | None, ts_col: str, out_of_orderness: int) -> _HierarchyRun:

@@ -29,7 +29,7 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValues
 
 from .chunks import CHUNK_SCHEMA, chunker, unchunk
-from .matcher import INTERNAL_SCHEMA, Matcher
+from .matcher import Matcher
 from .values import BUCKET_COLUMN as _BUCKET
 from .values import OLDEST_MS, py_converter
 from .values import TS_MS_COLUMN as _MS
@@ -123,7 +123,7 @@ def build_stream(
     converters = [*(py_converter(f.dataType) for f in df.schema.fields), None]  # (the event time)
     chunked = prepared.mapInArrow(chunker(converters), CHUNK_SCHEMA)
     processor = BucketProcessor(matcher, delay, ttl, buckets)
-    wire = INTERNAL_SCHEMA if matcher.mode == "default" else out_schema
+    wire = matcher.internal_schema if matcher.mode == "default" else out_schema
     return chunked.groupBy("bucket").transformWithState(processor, wire, "Append", "EventTime")
 
 
@@ -234,7 +234,7 @@ class BucketProcessor(StatefulProcessor):
         make = self._make
         single = self._single
         positions = self._positions
-        process = op.process_element
+        process = m.processor(op)
         emit = m.emit
         track = self.ttl_ms is not None
         key_of = self._key_of
