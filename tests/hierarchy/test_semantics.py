@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from flowcep import Pattern
+from flowcep import AfterMatchSkipStrategy, Pattern
 from flowcep.hierarchy import RAW, ComplexEvent, Hierarchy, HierarchyOperator, LevelOutput, of_type
-from flowcep.runtime import BadRecordError
+from flowcep.runtime import LONG_MIN, BadRecordError
 from tests.hierarchy.support import ev, is_, matches, pair, run, spans
 
 
@@ -277,6 +277,46 @@ def test_a_snapshot_of_another_hierarchy_is_refused() -> None:
     other = HierarchyOperator(outages(window=30), timestamp="ts")
     with pytest.raises(SnapshotError):
         other.restore(one.snapshot())
+
+
+def test_the_next_deadline_counts_the_release_lags_below_a_level() -> None:
+    # the incidents skip past their last event: the outage level runs 10 ms (their window)
+    # behind the raw watermark, so its own deadlines come 10 ms later in raw time
+    skipping = (
+        Pattern.begin("a", AfterMatchSkipStrategy.skip_past_last_event())
+        .where(is_("alarm"))
+        .followed_by("b")
+        .where(is_("alarm"))
+        .within(10)
+    )
+    h = Hierarchy().define("incident", skipping).define("outage", two_incidents(100))
+    operator = HierarchyOperator(h, key_by="key", timestamp="ts", out_of_orderness=None)
+    operator.process_elements(alarms(1, 2))
+    operator.process_watermark(2)  # incident [1, 2] goes up, to wait for the outage level's time
+    assert operator.next_deadline() == 11  # the incident level's window timer (from the alarm at 1)
+    operator.process_watermark(11)
+    assert operator.next_deadline() == 12
+    operator.process_watermark(12)  # the outage level takes it: its window timer is at 2 + 100
+    assert operator.next_deadline() == 112
+    assert [o for o in operator.process_watermark(111) if o.kind == "timeout"] == []
+    assert [o.timestamp for o in operator.process_watermark(112) if o.kind == "timeout"] == [101]
+
+
+def test_reset_drops_every_level_and_the_watermarks() -> None:
+    operator = HierarchyOperator(outages(window=100), key_by="key", timestamp="ts")
+    first = operator.process_elements(alarms(1, 2, 5, 6)) + operator.flush()
+    operator.reset()
+    assert (operator.has_state(), operator.keys(), operator.current_watermark) == (False, [], LONG_MIN)
+    assert operator.process_elements(alarms(1, 2, 5, 6)) + operator.flush() == first
+
+
+def test_discarding_a_key_drops_it_at_every_level() -> None:
+    operator = HierarchyOperator(outages(window=100), key_by="key", timestamp="ts")
+    operator.process_elements(alarms(1, 2, key="a") + alarms(3, 4, key="b") + alarms(5, key="b"))
+    assert sorted(operator.keys()) == ["a", "b"]
+    assert operator.discard_key("a") is True
+    assert operator.keys() == ["b"]
+    assert {o.key for o in operator.flush() if o.kind == "timeout"} == {"b"}
 
 
 # ---------------------------------------------------------------- 11.9 bad records
