@@ -12,6 +12,7 @@ from pyspark.sql import Row
 
 from flowcep import Pattern
 from flowcep.connectors.spark import detect
+from flowcep.connectors.spark.matcher import Matcher
 from flowcep.hierarchy import ComplexEvent, Hierarchy, HierarchyError, HierarchyOperator, of_type
 
 from .data import SCHEMA, events
@@ -136,6 +137,30 @@ def test_a_hierarchy_on_a_stream_equals_the_pure_python_runtime(spark, tmp_path)
     got = spark_results(spark.table("hierarchy_stream").collect())
     assert got == reference(rows, out_of_orderness=5)
     assert sum(1 for level, kind, *_ in got if (level, kind) == ("outage", "match")) > 0
+
+
+def test_a_late_row_comes_out_with_its_columns_and_no_level():
+    # the matcher alone, as a worker runs it: an event at 10, the watermark at 10, then a row at 5
+    m = Matcher(
+        outages(),
+        user_fields=["id", "user", "type", "amount", "ms"],
+        key_names=["user"],
+        timestamp="ms",
+        mode="default",
+        select=None,
+        output_fields=["key", "level", "kind", "timestamp", "first_ts", "last_ts", "events"],
+        on_invalid="output",
+        recursive=False,
+    )
+    op = m.operator()
+    process = m.processor(op)
+    out: list[Any] = []
+    m.emit(process(tuple.__new__(m.event_class, (1, "u", "a", 1.0, 10, 10)), 10), out)
+    m.emit(op.process_watermark(10), out)
+    m.emit(process(tuple.__new__(m.event_class, (2, "u", "b", 2.0, 5, 5)), 5), out)
+    ((key, level, kind, ts, first, last, doc),) = out
+    assert (key, level, kind, ts, first, last) == ("u", None, "late", 5, 5, 5)
+    assert json.loads(doc) == {"late": [{"id": 2, "user": "u", "type": "b", "amount": 2.0, "ms": 5}]}
 
 
 def test_emit_must_name_levels_of_the_hierarchy(spark):

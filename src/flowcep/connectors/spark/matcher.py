@@ -21,7 +21,7 @@ from typing import Any
 from pyspark.sql import Row
 
 from flowcep.connectors.selecting import select_arity as select_arity  # (its import path here)
-from flowcep.hierarchy import Hierarchy, HierarchyPlan
+from flowcep.hierarchy import Hierarchy, HierarchyOperator, HierarchyPlan
 from flowcep.hierarchy.event import ComplexEvent, plain_match
 
 from .values import dumps, event_class, item_reader, result_class
@@ -130,8 +130,6 @@ class Matcher:
         """This worker's operator, empty (its state is the caller's to restore or fill)."""
         op = self._op
         if op is None and self.levels:
-            from flowcep.hierarchy import HierarchyOperator
-
             op = self._op = HierarchyOperator(
                 self.pattern,
                 key_by=self.key_of(),
@@ -243,7 +241,6 @@ class Matcher:
         """A hierarchy's outputs (``LevelOutput``) as result rows: a match's events are its
         complex event as plain values (``ComplexEvent.as_dict``), a timeout's its partial match,
         with each complex constituent so."""
-        row = self.row_dict
         for o in outputs:
             kind = o.kind
             value = o.value
@@ -256,10 +253,9 @@ class Matcher:
                 first = min(s for s, _ in spans) if spans else None
                 last = max(e for _, e in spans) if spans else None
                 self._level_result(text, level, kind, o.timestamp, value, first, last, out)
-            elif kind == "late":
+            elif kind == "late":  # a raw row, or a complex event late at a level
                 first, last = _span(value)
-                late = {"late": [value.as_dict(row) if type(value) is ComplexEvent else value]}
-                self._level_result(text, level, kind, o.timestamp, late, first, last, out)
+                self._level_result(text, level, kind, o.timestamp, {"late": [value]}, first, last, out)
             else:  # a bad record: an extractor or a condition raised on the row
                 record = getattr(value, "record", value)
                 step = getattr(value, "step", None)
@@ -280,17 +276,12 @@ class Matcher:
         out: list[Any],
     ) -> None:
         """One result of a hierarchy: ``value`` is a complex event (match), a partial match
-        (timeout) or ``{"late": [...]}`` with plain values."""
+        (timeout) or ``{"late": [event]}``; the default output holds it as plain values."""
         if self.mode != "default":
             self._result(key, kind, ts, value, first, last, out, None, level)
             return
         row = self.row_dict
-        if type(value) is ComplexEvent:
-            doc: Any = value.as_dict(row)
-        elif kind == "timeout":
-            doc = plain_match(value, row)
-        else:
-            doc = value
+        doc = value.as_dict(row) if type(value) is ComplexEvent else plain_match(value, row)
         out.append((key, level, kind, ts, first, last, dumps(doc)))
 
     def _operator_key_text(self, key: Any) -> str | None:
