@@ -295,8 +295,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     pf = load_pattern_file(args.pattern)
     if pf.hierarchy is None:
         compile_pattern(pf.pattern, args.pattern)  # reports an illegal pattern before any input is read
-    elif args.engine == "spark":
-        raise CliError("--engine spark does not run event hierarchies yet; use the local engine", EXIT_USAGE)
 
     if args.engine == "spark":
         if args.metrics_port is not None:
@@ -689,8 +687,9 @@ def _run_spark(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
     started = time.perf_counter()
     with _open_output(args.output) as out:
         try:
+            hierarchy = pf.hierarchy
             results = run_cli(
-                pf.pattern,
+                pf.pattern if hierarchy is None else hierarchy,
                 args.input,
                 fmt,
                 args.key,
@@ -698,6 +697,8 @@ def _run_spark(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
                 out_of_orderness,
                 _jsonable_select(pf.select),
                 _jsonable_select(pf.timeout),
+                # every level, as the local engine writes them
+                emit=None if hierarchy is None else [level.name for level in hierarchy.levels],
             )
             for item in results:
                 kind = str(item.get("kind", "match")) if isinstance(item, dict) else "match"

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
 from pyspark.sql import Row
 
 from flowcep import Pattern
+from flowcep.cli_support.loader import load_pattern_file
+from flowcep.cli_support.spark_engine import run_cli
 from flowcep.connectors.spark import detect
 from flowcep.connectors.spark.matcher import Matcher
 from flowcep.hierarchy import ComplexEvent, Hierarchy, HierarchyError, HierarchyOperator, of_type
+from flowcep.hierarchy.event import plain_match
 
 from .data import SCHEMA, events
 from .streams import FileFeed
@@ -161,6 +165,32 @@ def test_a_late_row_comes_out_with_its_columns_and_no_level():
     ((key, level, kind, ts, first, last, doc),) = out
     assert (key, level, kind, ts, first, last) == ("u", None, "late", 5, 5, 5)
     assert json.loads(doc) == {"late": [{"id": 2, "user": "u", "type": "b", "amount": 2.0, "ms": 5}]}
+
+
+def test_the_command_lines_spark_engine_writes_what_the_local_engine_writes(spark):
+    # flowcep run --engine spark over the bundled server outages: every level, each record with
+    # its level, complex events as plain values
+    examples = Path(__file__).resolve().parents[3] / "examples"
+    plan = load_pattern_file(examples / "server_outages.py").hierarchy
+    data = examples / "data" / "outage_events.jsonl"
+    levels = [level.name for level in plan.levels]
+    records = list(run_cli(plan, str(data), "jsonl", "dc", "time", 0, None, emit=levels))
+    rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
+    local = HierarchyOperator(plan, key_by="dc", timestamp="time", emit=levels)
+    expected = [
+        {"kind": o.kind, "key": o.key, "timestamp": o.timestamp, "level": o.level, "match": plain(o.value)}
+        for o in [*local.process_elements(rows), *local.flush()]
+    ]
+    assert sorted(map(canonical, records)) == sorted(map(canonical, expected))
+    assert {(r["level"], r["kind"]) for r in records} >= {("outage", "match"), ("escalation", "match")}
+
+
+def plain(value: Any) -> Any:
+    return value.as_dict() if type(value) is ComplexEvent else plain_match(value)
+
+
+def canonical(record: dict[str, Any]) -> str:
+    return json.dumps(record, sort_keys=True)
 
 
 def test_emit_must_name_levels_of_the_hierarchy(spark):

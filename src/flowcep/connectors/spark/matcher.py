@@ -10,7 +10,8 @@ into it. It also turns the operator's outputs into result rows, in one of four m
 * ``select1`` / ``select3``: dicts made from the user's ``select(match)`` /
   ``select(kind, key, events)``;
 * ``format``: tuples made by a ``formatter(kind, key_text, timestamp, value, reason)`` given
-  by the caller (the command line has its own record shape; the connector does not know it).
+  by the caller (the command line has its own record shape; the connector does not know it);
+  over an event hierarchy, ``formatter(..., reason, level)``.
 """
 
 from __future__ import annotations
@@ -333,6 +334,9 @@ class Matcher:
             out.append((key, level, kind, ts, first, last, self.events_json(value, reason)))
         elif mode == "default":
             out.append((key, kind, ts, first, last, self.events_json(value, reason)))
+        elif mode == "format" and self.levels:  # the formatter gets the level too ("": raw rows)
+            assert self.select is not None
+            out.append(self.select(self, kind, key, ts, value, reason, level or ""))
         elif mode == "format":
             assert self.select is not None
             out.append(self.select(self, kind, key, ts, value, reason))
