@@ -72,9 +72,7 @@ class _CliFormat:
         return (kind, key, ts, dumps(record))
 
     @staticmethod
-    def _level_record(
-        matcher: Any, kind: str, value: Any, reason: str | None, level: str
-    ) -> dict[str, Any]:
+    def _level_record(matcher: Any, kind: str, value: Any, reason: str | None, level: str) -> dict[str, Any]:
         """A hierarchy's result as the local engine writes it (``flowcep run``)."""
         row = matcher.row_dict
         record: dict[str, Any] = {"level": level}
