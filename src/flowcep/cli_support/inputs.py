@@ -280,9 +280,12 @@ def _decoded_lines(piece: bytes, line_no: int, undecodable: deque[tuple[int, Bad
 def _lines(texts: Iterable[str], ends: list[int]) -> Iterator[str]:
     """The lines of ``texts``, each with its newline; ``ends[0]`` is the number of the last
     line of the text being read (from ``ends[0]`` on entry)."""
-    for text in texts:
+
+    def lines_of(text: str) -> Iterable[str]:
         ends[0] += text.count("\n") + (not text.endswith("\n"))
-        yield from io.StringIO(text, newline="\n")
+        return io.StringIO(text, newline="\n")
+
+    return chain.from_iterable(map(lines_of, texts))
 
 
 def _where(path: str, line: int, what: str = "line") -> str:
@@ -308,7 +311,7 @@ def _csv_header(
         return None
     except csv.Error as e:
         raise CliError(f"{_where(path, reader.line_num)}: bad CSV header: {e}", EXIT_INPUT) from None
-    if undecodable and not bad_rows:
+    if undecodable and undecodable[0][0] <= reader.line_num and not bad_rows:
         line, bad = undecodable[0]
         raise _reject(path, line, bad)
     header = [h.strip() for h in header]
@@ -323,19 +326,38 @@ def _records(make: Callable[..., Record], columns: list[list[Any]], lines: Seque
 
 
 class _CsvRows:
-    """The rows of one piece being read: cells, line numbers, and bad rows in their places."""
+    """The rows of one piece being read: cells, line numbers, and bad rows in their places
+    (only with ``bad_rows``; without, the first bad row is the error that stops the reading)."""
 
-    __slots__ = ("cells", "lines", "bad")
+    __slots__ = ("make", "path", "bad_rows", "cells", "lines", "bad")
 
-    def __init__(self) -> None:
+    def __init__(self, make: Callable[..., Record], path: str, bad_rows: bool) -> None:
+        self.make = make
+        self.path = path
+        self.bad_rows = bad_rows
         self.cells: list[list[str]] = []
         self.lines: list[int] = []
         self.bad: list[tuple[int, int, BadRow]] = []  # (rows before it, line, BadRow)
 
-    def batch(self, make: Callable[..., Record]) -> Batch:
+    def add_bad(self, line: int, bad: BadRow) -> CliError | None:
+        """Keep a bad row in its place; without ``bad_rows``, the error to raise instead."""
+        if not self.bad_rows:
+            return _reject(self.path, line, bad)
+        self.bad.append((len(self.cells), line, bad))
+        return None
+
+    def add_undecodable(self, undecodable: deque[tuple[int, BadRow]], upto: float) -> CliError | None:
+        """``add_bad`` for the lines that were not UTF-8, up to line ``upto``."""
+        while undecodable and undecodable[0][0] <= upto:
+            error = self.add_bad(*undecodable.popleft())
+            if error is not None:
+                return error
+        return None
+
+    def batch(self) -> Batch:
         """The rows read, as records and bad rows in the file's order; then empty again."""
         cells, lines, bad = self.cells, self.lines, self.bad
-        items: list[Any] = list(map(make, lines, *map(convert_column, zip(*cells)))) if cells else []
+        items: list[Any] = list(map(self.make, lines, *map(convert_column, zip(*cells)))) if cells else []
         if bad:
             for before, line, row in reversed(bad):  # from the end, so that positions hold
                 lines.insert(before, line)
@@ -360,45 +382,35 @@ def _read_csv(
         if header is None:
             return
     width = len(header)
-    make = record_maker(header)
-    rows = _CsvRows()
-    while True:
+    rows = _CsvRows(record_maker(header), path, bad_rows)
+    error: CliError | None = None
+    while error is None:
         try:
             for cells in reader:
                 n = line_no + reader.line_num
                 if undecodable and undecodable[0][0] <= n:
-                    while undecodable and undecodable[0][0] <= n:
-                        line, bad = undecodable.popleft()
-                        if not bad_rows:
-                            yield rows.batch(make)
-                            raise _reject(path, line, bad)
-                        rows.bad.append((len(rows.cells), line, bad))
+                    error = rows.add_undecodable(undecodable, n)
+                    if error is not None:
+                        break
                 if len(cells) == width:
                     rows.cells.append(cells)
                     rows.lines.append(n)
                 elif cells:
                     bad = BadRow(cells, f"{len(cells)} cells, but the header has {width} columns")
-                    if not bad_rows:
-                        yield rows.batch(make)
-                        raise _reject(path, n, bad)
-                    rows.bad.append((len(rows.cells), n, bad))
+                    error = rows.add_bad(n, bad)
+                    if error is not None:
+                        break
                 if n >= ends[0]:  # the end of a piece: what has been read goes on
-                    yield rows.batch(make)
-            break
+                    yield rows.batch()
+            else:
+                error = rows.add_undecodable(undecodable, float("inf"))
+                break
         except csv.Error as e:
             n = line_no + reader.line_num
-            bad = BadRow(None, f"bad CSV: {e}")
-            if not bad_rows:
-                yield rows.batch(make)
-                raise _reject(path, n, bad) from None
-            rows.bad.append((len(rows.cells), n, bad))
-    while undecodable:
-        line, bad = undecodable.popleft()
-        if not bad_rows:
-            yield rows.batch(make)
-            raise _reject(path, line, bad)
-        rows.bad.append((len(rows.cells), line, bad))
-    yield rows.batch(make)
+            error = rows.add_undecodable(undecodable, n) or rows.add_bad(n, BadRow(None, f"bad CSV: {e}"))
+    yield rows.batch()
+    if error is not None:
+        raise error
 
 
 def _read_csv_arrow(pieces: Iterator[bytes], path: str, bad_rows: bool) -> Iterator[Batch]:
