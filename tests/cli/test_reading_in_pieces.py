@@ -17,8 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flowcep.cli_support import CliError
-from flowcep.cli_support import inputs
+from flowcep.cli_support import CliError, inputs
 from flowcep.cli_support.celltypes import convert_cell, convert_column
 from flowcep.cli_support.errors import KEEP_GOING_HINT
 from flowcep.cli_support.inputs import BadRow, read_batches
@@ -109,8 +108,31 @@ READERS = [False, pytest.param(True, marks=pytest.mark.skipif(not has_arrow(), r
 
 # cells of every kind the typing rule tells apart, and the bytes that make a line no row
 CELLS = st.sampled_from(
-    ["", "0", "7", "-3", "-0", "007", "+5", " 5", "1_000", "12345678901234567890", "3.5", "-.5", "5.",
-     "1e3", "1.e5", "1e999", "nan", "abc", "u0042", "2026-03-02T09:30:00Z", "\u0663", "1\u0663", "é"]
+    [
+        "",
+        "0",
+        "7",
+        "-3",
+        "-0",
+        "007",
+        "+5",
+        " 5",
+        "1_000",
+        "12345678901234567890",
+        "3.5",
+        "-.5",
+        "5.",
+        "1e3",
+        "1.e5",
+        "1e999",
+        "nan",
+        "abc",
+        "u0042",
+        "2026-03-02T09:30:00Z",
+        "\u0663",
+        "1\u0663",
+        "é",
+    ]
 )
 ODD_LINES = st.sampled_from(["", "x", '"quoted, cell",1,2', '"two\nlines",1,2', "a,b,c,d", "\r"])
 
