@@ -1,7 +1,7 @@
 """``flowcep run`` end to end beside the embedded runtime on the same file, in one run.
 
     python benchmarks/bench_cli.py [--lines 1000000] [--keys 1000] [--seed 7] [--repeat 1]
-                                   [--python PATH] [--dir DIR] [--embedded-only | --cli-only]
+                                   [--python PATH] [--dir DIR] [--cli-only] [--src DIR]
 
 The file is the one a new user tries first: a CSV of ``--lines`` logins (``ts`` in integer
 milliseconds, one a millisecond; ``user`` one of ``--keys``; ``action``; ``amount``), and a
@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-SRC = HERE.parent / "src"
+# --src: the flowcep sources to measure (another checkout's, for a before/after table)
+SRC = Path(sys.argv[sys.argv.index("--src") + 1]) if "--src" in sys.argv else HERE.parent / "src"
 sys.path.insert(0, str(SRC))
 
 from flowcep import CEP  # noqa: E402
@@ -135,6 +136,7 @@ def main() -> int:
     ap.add_argument("--python", default=sys.executable, help="the interpreter that runs `flowcep run`")
     ap.add_argument("--dir", help="where the input, pattern and output files go (default: a temporary one)")
     ap.add_argument("--cli-only", action="store_true", help="only `flowcep run` (e.g. under a profiler)")
+    ap.add_argument("--src", help="the flowcep sources to measure (default: this checkout's src)")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
