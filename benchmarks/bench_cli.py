@@ -58,15 +58,16 @@ ACTIONS = ("fail", "ok", "view", "pay")
 WEIGHTS = (0.15, 0.15, 0.6, 0.1)
 
 
-def write_input(path: Path, lines: int, keys: int, seed: int) -> None:
-    """The CSV: one event a millisecond, users at random, seeded."""
+def write_input(path: Path, lines: int, keys: int, seed: int, per_ms: int) -> None:
+    """The CSV: ``per_ms`` events a millisecond, users at random, seeded."""
     rng = random.Random(seed)
     users = [f"u{i:04d}" for i in range(keys)]
     start = 1_772_438_400_000  # 2026-03-02T08:00:00Z
     with open(path, "w", encoding="utf-8", newline="") as f:
         f.write("ts,user,action,amount\n")
         chunk: list[str] = []
-        for i in range(lines):
+        for n in range(lines):
+            i = n // per_ms
             action = rng.choices(ACTIONS, WEIGHTS)[0]
             amount = f"{rng.random() * 500:.2f}" if action == "pay" else ""
             chunk.append(f"{start + i},{rng.choice(users)},{action},{amount}\n")
@@ -132,6 +133,9 @@ def main() -> int:
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--keys", type=int, default=1_000)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument(
+        "--per-ms", type=int, default=1, help="events a millisecond (more: more matches per key and window)"
+    )
     ap.add_argument("--repeat", type=int, default=1, help="runs of each; the median is reported")
     ap.add_argument("--python", default=sys.executable, help="the interpreter that runs `flowcep run`")
     ap.add_argument("--dir", help="where the input, pattern and output files go (default: a temporary one)")
@@ -142,15 +146,16 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(args.dir or tmp)
         where.mkdir(parents=True, exist_ok=True)
-        data = where / f"logins-{args.lines}-{args.keys}-{args.seed}.csv"
+        per_ms = "" if args.per_ms == 1 else f"-{args.per_ms}ms"
+        data = where / f"logins-{args.lines}-{args.keys}-{args.seed}{per_ms}.csv"
         if not data.exists():
-            write_input(data, args.lines, args.keys, args.seed)
+            write_input(data, args.lines, args.keys, args.seed, args.per_ms)
         pattern_path = where / "failed_logins.py"
         pattern_path.write_text(PATTERN_FILE, encoding="utf-8")
         out = where / "out.jsonl"
 
         print(
-            f"{args.lines:,} lines, {args.keys:,} keys, seed {args.seed}; {sys.implementation.name} "
+            f"{args.lines:,} lines, {args.keys:,} keys, {args.per_ms} a ms, seed {args.seed}; {sys.implementation.name} "
             f"{sys.version.split()[0]} (the command: {args.python})"
         )
         rows: list[tuple[str, Timing, dict[str, int]]] = []

@@ -47,7 +47,7 @@ _EXTENSIONS = {
     ".parquet": "parquet",
     ".pq": "parquet",
 }
-PIECE_BYTES = 1 << 20  # how much is read, decoded and typed at a time
+PIECE_BYTES = 64 << 10  # read, decoded and typed at a time; PyPy's nursery holds its records
 # pyarrow takes a moment to import: it reads only files at least this large
 ARROW_MIN_BYTES = 8 << 20
 
