@@ -166,6 +166,7 @@ def test_rows_lines_bad_rows_and_errors_are_those_of_reading_line_by_line(
     path.write_bytes(data)
     with pytest.MonkeyPatch.context() as m:
         m.setattr(inputs, "PIECE_BYTES", piece)
+        m.setattr(inputs, "ARROW_PIECE_BYTES", piece)
         assert read_all(path, bad_rows, arrow) == line_by_line(data, str(path), bad_rows)
 
 

@@ -48,6 +48,7 @@ _EXTENSIONS = {
     ".pq": "parquet",
 }
 PIECE_BYTES = 64 << 10  # read, decoded and typed at a time; PyPy's nursery holds its records
+ARROW_PIECE_BYTES = 1 << 20  # parsed by pyarrow at a time (a call costs more than its rows, there)
 # pyarrow takes a moment to import: it reads only files at least this large
 ARROW_MIN_BYTES = 8 << 20
 
@@ -152,10 +153,10 @@ def read_batches(
         yield from _read_parquet(path, progress)
         return
     with _open_binary(path, progress) as raw:
-        pieces = _pieces(raw, interactive=path == "-")
         if fmt == "csv" and _use_arrow(arrow, path, progress):
-            yield from _read_csv_arrow(pieces, path, bad_rows)
+            yield from _read_csv_arrow(_pieces(raw, False, ARROW_PIECE_BYTES), path, bad_rows)
             return
+        pieces = _pieces(raw, path == "-", PIECE_BYTES)
         undecodable: deque[tuple[int, BadRow]] = deque()
         texts = _decoded(pieces, path, 0, undecodable)
         if not fmt:
@@ -224,13 +225,13 @@ def _open_binary(path: str, progress: ReadProgress) -> IO[bytes]:
     return io.BufferedReader(_Counting(f, progress))
 
 
-def _pieces(raw: IO[bytes], interactive: bool) -> Iterator[bytes]:
-    """``raw`` in pieces of whole lines (the last may lack its newline); ``interactive``: a
-    piece is what has arrived (``read1``), not a full ``PIECE_BYTES``."""
+def _pieces(raw: IO[bytes], interactive: bool, size: int) -> Iterator[bytes]:
+    """``raw`` in pieces of whole lines (the last may lack its newline) of about ``size`` bytes;
+    ``interactive``: a piece is what has arrived (``read1``)."""
     read = raw.read1 if interactive else raw.read  # type: ignore[attr-defined]
     partial: list[bytes] = []  # a line that has not ended yet
     while True:
-        data = read(PIECE_BYTES)
+        data = read(size)
         if not data:
             break
         cut = data.rfind(b"\n") + 1
