@@ -1,21 +1,25 @@
 """``flowcep run`` end to end beside the embedded runtime on the same file, in one run.
 
-    python benchmarks/bench_cli.py [--lines 1000000] [--keys 1000] [--seed 7] [--repeat 1]
-                                   [--python PATH] [--dir DIR] [--cli-only] [--src DIR]
+    python benchmarks/bench_cli.py [--lines 1000000] [--keys 1000] [--per-ms 1] [--seed 7]
+                                   [--repeat 1] [--python PATH] [--dir DIR] [--cli-only]
+                                   [--src DIR]
 
 The file is the one a new user tries first: a CSV of ``--lines`` logins (``ts`` in integer
-milliseconds, one a millisecond; ``user`` one of ``--keys``; ``action``; ``amount``), and a
-pattern file with two failed logins (``times(2)``) followed by a login that succeeds, within
-5 s. The command runs as a user runs it, in a child process (``--python``, by default this
-interpreter), keyed by ``user``, its JSON lines written to a file; it is timed from start to
-exit. The embedded runtime is ``CEP.pattern`` over the same records, read from the file
-before the clock starts, with ``select`` (no timeouts: the rate the issue compares against)
-and again with ``select`` and a ``timeout_fn`` (the matching work the command does, which
-writes timeouts too). Under the same collector settings as the command (``tuned_gc``).
+milliseconds, ``--per-ms`` events a millisecond; ``user`` one of ``--keys``; ``action``;
+``amount``), and a pattern file with two failed logins (``times(2)``) followed by a login that
+succeeds, within 5 s. The command runs as a user runs it, in a child process (``--python``, by
+default this interpreter), keyed by ``user``, its JSON lines written to a file; it is timed
+from start to exit. The embedded runtime is ``CEP.pattern`` over the same records, read from
+the file before the clock starts, with ``select`` (no timeouts: the rate the issue compares
+against) and again with ``select`` and a ``timeout_fn`` (the matching work the command does,
+which writes timeouts too). Under the same collector settings as the command (``tuned_gc``).
+``--src DIR`` measures the flowcep sources in DIR (another checkout's, for a before/after).
 
-It prints events/s of each, and the command's rate as a share of the embedded one (the goal:
-at least 0.5). The counts of matches and timeouts must agree, or the script exits with 1.
-Timings are wall-clock on whatever machine runs this; tests never assert them.
+It prints events per second of wall time and per CPU second (user + system time of the
+process: steadier than wall time on a shared machine) of each, and the command's rate as a
+share of the embedded one (the goal: at least 0.5). The counts of matches and timeouts must
+agree, or the script exits with 1. Timings are whatever the machine gives; tests never assert
+them.
 """
 
 from __future__ import annotations
