@@ -389,9 +389,10 @@ def _make_hierarchy_operator(plan: Any, key: str | None, ts_col: str, out_of_ord
 
 
 def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: int) -> int:
-    from flowcep.cli_support.inputs import BadRow, ReadProgress, read_rows
-    from flowcep.cli_support.output import ProgressLine, dumps, summary_line
+    from flowcep.cli_support.inputs import BadRow, ReadProgress, read_batches
+    from flowcep.cli_support.output import ProgressLine, dumps, result_line, summary_line
     from flowcep.cli_support.timeparse import parse_timestamp
+    from flowcep.runtime.output import Output
 
     key_col: str | None = args.key
     ts_col: str = args.timestamp or "timestamp"
@@ -426,13 +427,26 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
     with _open_output(args.output) as out:
         write = out.write
 
+        # what a match or timeout is written as without select or timeout ("": a function)
+        plain = {"match": "" if select else "match", "timeout": "" if timeout else "match"}
+
         def emit(outputs: list[Any]) -> None:
-            for o in outputs:
-                if o.kind == "bad_record" and not keep_going:
-                    raise _bad_record_error(o.value, at_line)
-                record = _output_record(o, select, timeout, where)
-                counts[record["kind"]] += 1
-                write(dumps(record) + "\n")
+            lines: list[str] = []  # written at once, also when an output stops the run
+            try:
+                for o in outputs:
+                    kind = o.kind
+                    if type(o) is Output and plain.get(kind) and type(o.value) is dict:
+                        counts[kind] += 1
+                        lines.append(result_line(kind, o.key, o.timestamp, "match", o.value))
+                        continue
+                    if kind == "bad_record" and not keep_going:
+                        raise _bad_record_error(o.value, at_line)
+                    record = _output_record(o, select, timeout, where)
+                    counts[record["kind"]] += 1
+                    lines.append(dumps(record) + "\n")
+            finally:
+                if lines:
+                    write("".join(lines))
 
         def bad_input(n: int, value: Any, reason: str, message: str) -> None:
             """A line that never reaches the operator: a bad_record, or (without --keep-going)
@@ -446,46 +460,47 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
             write(dumps(record) + "\n")
 
         try:
-            checked_columns = False
             last_raw_ts: Any = object()  # rows in time order often share a timestamp: parse it once
             ts = 0
-            for line, record in read_rows(args.input, fmt or None, read_progress, bad_rows=keep_going):
-                if type(record) is BadRow:
-                    bad_input(line, record.value, record.reason, "")  # (bad_rows: only with --keep-going)
-                    continue
-                if not checked_columns or ts_col not in record or (key_col and key_col not in record):
-                    missing = _missing_column(record, key_col, ts_col, explicit_ts=args.timestamp is not None)
-                    if missing is not None:
-                        what, details = missing
+            for lines, items in read_batches(args.input, fmt or None, read_progress, bad_rows=keep_going):
+                for line, record in zip(lines, items):
+                    if type(record) is BadRow:
+                        bad_input(line, record.value, record.reason, "")  # (bad_rows: only with --keep-going)
+                        continue
+                    if ts_col not in record or (key_col and key_col not in record):
+                        what, details = _missing_column(
+                            record, key_col, ts_col, explicit_ts=args.timestamp is not None
+                        )
                         bad_input(line, record, f"{what} {details}", f"{what} at {at_line(line)} {details}")
                         continue
-                    checked_columns = True
-                raw_ts = record[ts_col]
-                if raw_ts != last_raw_ts or type(raw_ts) is not type(last_raw_ts):
-                    try:
-                        ts = parse_timestamp(raw_ts)
-                    except ValueError as e:
-                        what = f"column {ts_col!r}: {e}"
-                        bad_input(
-                            line,
-                            record,
-                            f"unparsable timestamp: {what}",
-                            f"unparsable timestamp at {where()}: {what}",
-                        )
+                    raw_ts = record[ts_col]
+                    if type(raw_ts) is int:
+                        ts = raw_ts
+                    elif raw_ts != last_raw_ts or type(raw_ts) is not type(last_raw_ts):
+                        try:
+                            ts = parse_timestamp(raw_ts)
+                        except ValueError as e:
+                            what = f"column {ts_col!r}: {e}"
+                            bad_input(
+                                line,
+                                record,
+                                f"unparsable timestamp: {what}",
+                                f"unparsable timestamp at {where()}: {what}",
+                            )
+                            continue
+                        last_raw_ts = raw_ts
+                    events += 1
+                    if bounded is not None:
+                        bounded.append((record, ts))
                         continue
-                    last_raw_ts = raw_ts
-                events += 1
-                if bounded is not None:
-                    bounded.append((record, ts))
-                    continue
-                try:
-                    outputs = process(record, timestamp=ts)
-                except Exception as e:
-                    raise _matching_error(e, where()) from e
-                if outputs:
-                    emit(outputs)
-                if not events & 1023:
-                    progress.update(events, counts, read_progress)
+                    try:
+                        outputs = process(record, ts)
+                    except Exception as e:
+                        raise _matching_error(e, where()) from e
+                    if outputs:
+                        emit(outputs)
+                    if not events & 1023:
+                        progress.update(events, counts, read_progress)
             line = None
             if bounded is not None:
                 emit(_run_bounded(op, bounded, args.evaluator, key_col, out_of_orderness, where))
@@ -577,18 +592,14 @@ def _flush_warning_plainly(op: Any) -> list[Any]:
     return outputs
 
 
-def _missing_column(
-    record: Any, key_col: str | None, ts_col: str, explicit_ts: bool
-) -> tuple[str, str] | None:
-    """What is wrong with the columns of ``record`` (None: nothing): ``missing column 'x'``, and
-    the columns it has, with a hint."""
+def _missing_column(record: Any, key_col: str | None, ts_col: str, explicit_ts: bool) -> tuple[str, str]:
+    """What is wrong with the columns of ``record``, which lacks the timestamp's or the key's:
+    ``missing column 'x'``, and the columns it has, with a hint."""
     columns = ", ".join(map(str, record)) or "none"
     if ts_col not in record:
         hint = "" if explicit_ts else "; name the event-time column with --timestamp COL"
         return f"missing column {ts_col!r}", f"(columns: {columns}){hint}"
-    if key_col and key_col not in record:
-        return f"missing column {key_col!r} (--key)", f"(columns: {columns})"
-    return None
+    return f"missing column {key_col!r} (--key)", f"(columns: {columns})"
 
 
 def _bad_record_error(bad: Any, at_line: Callable[[int], str]) -> CliError:

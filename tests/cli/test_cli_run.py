@@ -535,6 +535,37 @@ def test_a_bad_line_stops_the_run_before_anything_for_it_and_suggests_keep_going
     assert "in.jsonl: line 2: not valid JSON" in r.err and "pass --keep-going" in r.err
 
 
+@pytest.mark.parametrize("arrow_from_bytes", [0, 1 << 60], ids=["pyarrow-when-installed", "csv-module"])
+def test_a_bad_csv_row_stops_the_run_after_writing_what_the_rows_before_it_matched(
+    cli, write, amounts, monkeypatch, arrow_from_bytes
+):
+    # the whole file is one piece of the reader's: the match of lines 2 and 3, which line 4
+    # releases (its watermark passes 2), is still written first
+    from flowcep.cli_support import inputs
+
+    monkeypatch.setattr(inputs, "ARROW_MIN_BYTES", arrow_from_bytes)
+    data = write("in.csv", "timestamp,amount\n1,15\n2,25\n3,1\n4\n5,30\n")
+    r = cli("run", amounts, data)
+    assert r.status == EXIT_INPUT
+    assert [(x["kind"], x["timestamp"]) for x in r.records] == [("match", 2)]
+    assert "in.csv: line 5: 1 cells, but the header has 2 columns" in r.err
+
+
+@pytest.mark.parametrize("arrow_from_bytes", [0, 1 << 60], ids=["pyarrow-when-installed", "csv-module"])
+def test_keep_going_writes_bad_csv_rows_in_their_places(cli, write, amounts, monkeypatch, arrow_from_bytes):
+    from flowcep.cli_support import inputs
+
+    monkeypatch.setattr(inputs, "ARROW_MIN_BYTES", arrow_from_bytes)
+    data = write("in.csv", "timestamp,amount\n1,15\n2,25\n3,1\n4\n\n6,x,y\n7,2\n")
+    r = cli("run", amounts, data, "--keep-going")
+    assert r.status == EXIT_OK, r.err
+    assert [(x["kind"], x["timestamp"], x.get("line")) for x in r.records] == [
+        ("match", 2, None),
+        ("bad_record", None, 5),
+        ("bad_record", None, 7),
+    ]
+
+
 # ----------------------------------------------------------------------------- output that cannot be written
 
 DEV_FULL = "/dev/full"

@@ -63,8 +63,7 @@ def _clean_floats(value: Any) -> Any:
     return value
 
 
-def dumps(obj: Any) -> str:
-    """One compact JSON line (no trailing newline)."""
+def _dumps_checked(obj: Any) -> str:
     try:
         return json.dumps(
             obj, default=to_jsonable, ensure_ascii=False, allow_nan=False, separators=(", ", ": ")
@@ -73,6 +72,45 @@ def dumps(obj: Any) -> str:
         return json.dumps(
             _clean_floats(obj), default=to_jsonable, ensure_ascii=False, separators=(", ", ": ")
         )
+
+
+# CPython's C encoder, made once: json.dumps makes one per call (with these options), and
+# checks every container for cycles, which a cycle fails anyway by recursing too deep; on
+# either error, the checked json.dumps above writes what it always wrote. (PyPy has no C
+# encoder: an encoder made once, with the same options.)
+_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+if _C_ENCODER is not None:
+    _encode_chunks = _C_ENCODER(
+        None, to_jsonable, json.encoder.encode_basestring, None, ": ", ", ", False, False, False
+    )
+
+    def _encode(obj: Any) -> str:
+        return "".join(_encode_chunks(obj, 0))
+
+else:
+    _encode = json.JSONEncoder(  # type: ignore[assignment]
+        default=to_jsonable, ensure_ascii=False, allow_nan=False, separators=(", ", ": ")
+    ).encode
+encode_string = json.encoder.encode_basestring
+
+
+def dumps(obj: Any) -> str:
+    """One compact JSON line (no trailing newline)."""
+    try:
+        return _encode(obj)
+    except (ValueError, RecursionError):  # NaN or infinity; a cycle
+        return _dumps_checked(obj)
+
+
+def result_line(kind: str, key: Any, timestamp: Any, field: str, value: Any) -> str:
+    """``dumps({"kind": kind, "key": key, "timestamp": timestamp, field: value}) + "\\n"``,
+    for a ``kind`` and ``field`` without characters to escape, made of its parts."""
+    if type(key) is str:
+        key_text = encode_string(key)
+    else:
+        key_text = dumps(key)
+    ts_text = int.__repr__(timestamp) if type(timestamp) is int else dumps(timestamp)
+    return f'{{"kind": "{kind}", "key": {key_text}, "timestamp": {ts_text}, "{field}": {dumps(value)}}}\n'
 
 
 class ProgressLine:

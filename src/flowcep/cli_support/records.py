@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
@@ -47,3 +48,25 @@ def source_line(record: Any) -> int | None:
         return _LINE.__get__(record)  # type: ignore[no-any-return]
     except AttributeError:
         return None
+
+
+_MAKER = """\
+def make_record(line, {cells}):
+    record = new(Record)
+{stores}
+    record._flowcep_line = line
+    return record
+"""
+
+
+def record_maker(columns: Sequence[str]) -> Callable[..., Record]:
+    """``make_record(line, *cells)``: the ``Record`` of ``columns`` and ``cells``, which knows
+    its ``line``. Generated for the columns: storing each cell by name is the quickest way to
+    fill a dict subclass here, on CPython and PyPy (a column named twice keeps the later cell,
+    in the place of the first, as ``dict(zip(columns, cells))`` does)."""
+    cells = [f"c{i}" for i in range(len(columns))]
+    stores = "\n".join(f"    record[{name!r}] = {cell}" for name, cell in zip(columns, cells))
+    source = _MAKER.format(cells=", ".join(cells), stores=stores)
+    namespace: dict[str, Any] = {"Record": Record, "new": Record.__new__}
+    exec(compile(source, f"<flowcep record of {len(columns)} columns>", "exec"), namespace)
+    return namespace["make_record"]  # type: ignore[no-any-return]
