@@ -31,21 +31,34 @@ class Unbound(BaseException):
 
 
 class Context:
-    """What an iterative condition sees (the NFA's ``ConditionContext`` API)."""
+    """What an iterative condition sees (the NFA's ``ConditionContext`` API), read lazily from a
+    candidate: ``cand`` binds steps ``lo..``; steps before ``upto`` are matched, step ``upto``
+    has the events ``own`` (its earlier iterations), later steps none yet."""
 
-    __slots__ = ("_match", "_timestamp", "_unbound")
+    __slots__ = ("_checker", "_cand", "_lo", "_upto", "_own", "_timestamp")
 
-    def __init__(self, match: dict[str, list[Any]], timestamp: int, unbound: frozenset[str]) -> None:
-        self._match = match
+    def __init__(
+        self, checker: Checker, cand: Candidate, lo: int, upto: int, own: Sequence[Any], timestamp: int
+    ) -> None:
+        self._checker = checker
+        self._cand = cand
+        self._lo = lo
+        self._upto = upto
+        self._own = own
         self._timestamp = timestamp
-        self._unbound = unbound
 
     def get_events_for_pattern(self, name: str) -> list[Any]:
         if name is None:
             raise TypeError("The pattern name cannot be null.")
-        if name in self._unbound:
+        k = self._checker.index.get(name)
+        if k is None or k > self._upto:
+            return []
+        if k == self._upto:
+            return list(self._own)
+        if k < self._lo:
             raise Unbound(name)
-        return list(self._match.get(name, ()))
+        events = self._checker.events
+        return [events[i] for i in self._cand[k - self._lo]]
 
     def timestamp(self) -> int:
         return self._timestamp
@@ -129,7 +142,7 @@ def windowed_subsets(
 class Checker:
     """Evaluates iterative conditions and negations of candidates over one key's events."""
 
-    __slots__ = ("bp", "events", "ts", "lists", "names")
+    __slots__ = ("bp", "events", "ts", "lists", "names", "index")
 
     def __init__(self, bp: BoundedPattern, events: Sequence[Any], ts: Sequence[int], lists: Lists) -> None:
         self.bp = bp
@@ -137,24 +150,21 @@ class Checker:
         self.ts = ts
         self.lists = lists
         self.names = bp.names
-
-    def _prefix(self, cand: Candidate, lo: int, upto: int) -> dict[str, list[Any]]:
-        events = self.events
-        names = self.names
-        return {names[k]: [events[i] for i in cand[k - lo]] for k in range(lo, upto)}
+        self.index = {name: k for k, name in enumerate(self.names)}
 
     def step_holds(self, conjuncts: Sequence[Conjunct], s: int, cand: Candidate, lo: int) -> bool:
         """The conjuncts of step ``s`` hold on each of its events; ``cand`` binds steps ``lo..``."""
-        match = self._prefix(cand, lo, s)
-        own: list[Any] = []
         name = self.names[s]
-        match[name] = own
-        unbound = frozenset(self.names[:lo])
         events = self.events
         ts = self.ts
-        for i in cand[s - lo]:
+        positions = cand[s - lo]
+        if len(positions) == 1:
+            i = positions[0]
+            return passes(conjuncts, name, events[i], Context(self, cand, lo, s, (), ts[i]))
+        own: list[Any] = []
+        for i in positions:
             event = events[i]
-            if not passes(conjuncts, name, event, Context(match, ts[i], unbound)):
+            if not passes(conjuncts, name, event, Context(self, cand, lo, s, own, ts[i])):
                 return False
             own.append(event)
         return True
@@ -185,12 +195,10 @@ class Checker:
         a, b = between(self.lists.negations[gap][k], after, before)
         if a == b:
             return True
-        match = self._prefix(cand, lo, gap + 1)
-        unbound = frozenset(self.names[:lo])
         events = self.events
         ts = self.ts
         for i in self.lists.negations[gap][k][a:b]:
-            if passes(n.rest, n.name, events[i], Context(match, ts[i], unbound)):
+            if passes(n.rest, n.name, events[i], Context(self, cand, lo, gap + 1, (), ts[i])):
                 return False
         return True
 
