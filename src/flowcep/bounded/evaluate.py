@@ -14,7 +14,7 @@ from typing import Any, Union
 from flowcep.bounded.optiseq import run_optiseq
 from flowcep.bounded.plan import BoundedPattern
 from flowcep.bounded.planner import Plan, plan
-from flowcep.bounded.predicates import Lists, to_match
+from flowcep.bounded.predicates import Lists, match_maker
 from flowcep.bounded.tree import run_tree
 from flowcep.nfa import NFA, NFACompiler
 from flowcep.pattern import ConditionError, Pattern
@@ -97,7 +97,8 @@ def run_plan(
         cands = run_optiseq(bp, events, ts, chosen.optiseq, lists)
     else:
         cands = run_tree(bp, events, ts, None if reorder else chosen.tree, reorder, lists)
-    return [(c[-1][-1], to_match(bp, events, c)) for c in cands]
+    make = match_maker(bp, events)
+    return [(c[-1][-1], make(c)) for c in cands]
 
 
 def evaluate(

@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 
 from flowcep.bounded.plan import BoundedPattern
-from flowcep.bounded.predicates import Candidate, Checker, Lists, order_key, windowed_subsets
+from flowcep.bounded.predicates import Candidate, Checker, Lists, sort_candidates, windowed_subsets
 
 
 @attrs.frozen(slots=True)
@@ -144,5 +144,5 @@ def run_optiseq(
         chosen[j] = ()
 
     expand(0, 0, 0)
-    found.sort(key=order_key)
+    sort_candidates(bp, found)
     return found

@@ -13,7 +13,7 @@ predicate waits for the root, where every step is bound.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -215,12 +215,28 @@ class Checker:
         return True
 
 
-def to_match(bp: BoundedPattern, events: Sequence[Any], cand: Candidate) -> dict[str, list[Any]]:
-    """A candidate as the NFA's match: step name -> its events, in pattern order."""
-    return {s.name: [events[i] for i in positions] for s, positions in zip(bp.steps, cand)}
+def match_maker(bp: BoundedPattern, events: Sequence[Any]) -> Callable[[Candidate], dict[str, list[Any]]]:
+    """``to_match`` for many candidates of one key: the names and the event lookup made once."""
+    names = bp.names
+    get = events.__getitem__
+
+    def make(cand: Candidate) -> dict[str, list[Any]]:
+        return dict(zip(names, [[get(p[0])] if len(p) == 1 else list(map(get, p)) for p in cand]))
+
+    return make
 
 
 def order_key(cand: Candidate) -> tuple[int, tuple[int, ...]]:
     """The documented output order: by the last event's position, then position by position."""
     flat = tuple(i for positions in cand for i in positions)
     return flat[-1], flat
+
+
+def _single_key(cand: Candidate) -> tuple[int, Candidate]:
+    return cand[-1][-1], cand
+
+
+def sort_candidates(bp: BoundedPattern, found: list[Candidate]) -> None:
+    """Sort ``found`` in ``order_key`` order. Without a looping step every step holds one
+    position, so the candidates themselves compare as their flattened positions do."""
+    found.sort(key=order_key if any(s.looping for s in bp.steps) else _single_key)

@@ -33,7 +33,7 @@ from typing import Any
 import attrs
 
 from flowcep.bounded.plan import BoundedPattern, Conjunct
-from flowcep.bounded.predicates import Candidate, Checker, Lists, Unbound, order_key, windowed_subsets
+from flowcep.bounded.predicates import Candidate, Checker, Lists, Unbound, sort_candidates, windowed_subsets
 from flowcep.bounded.readset import strings_reached
 
 _RESORT_EVERY = 64
@@ -237,11 +237,24 @@ class _Run:
         seen = 0
         out: list[Entry] = []
         lo = node.lo
+        check = self.check
+        # A predicate that needs fewer steps than the node binds sees the same steps again in
+        # many candidates: its results are kept by those steps' positions.
+        memo: dict[int, dict[Candidate, bool | None]] = {
+            i: {} for i in order if preds[i].need_lo > lo or preds[i].need_hi < node.hi
+        }
         for cand, pending in entries:
             ok = True
             for i in order:
+                p = preds[i]
+                known = memo.get(i)
                 try:
-                    passed = self.check(preds[i], cand, lo)
+                    if known is None:
+                        passed = check(p, cand, lo)
+                    else:
+                        passed = known.get(cand[p.need_lo - lo : p.need_hi - lo + 1])
+                        if passed is None:
+                            passed = self.remember(known, p, cand, lo)
                 except Unbound:
                     pending = pending + (i,)
                     continue
@@ -259,6 +272,19 @@ class _Run:
                 if seen % _RESORT_EVERY == 0:
                     order.sort(key=lambda i: (stats[i][1] + 1) / (stats[i][0] + 2) if i in stats else 0.5)
         return out
+
+    def remember(self, known: dict[Candidate, bool | None], p: Predicate, cand: Candidate, lo: int) -> bool:
+        """``check(p, cand, lo)``, kept in ``known`` by the positions of the steps ``p`` needs.
+        A condition that reads a step below those (``readset`` guessed wrong) is kept as None
+        and checked on the whole candidate each time."""
+        key = cand[p.need_lo - lo : p.need_hi - lo + 1]
+        if key not in known:
+            try:
+                passed = known[key] = self.check(p, key, p.need_lo)
+                return passed
+            except Unbound:
+                known[key] = None
+        return self.check(p, cand, lo)
 
     def leaf(self, node: Node) -> list[Entry]:
         s = node.lo
@@ -312,7 +338,7 @@ class _Run:
         for cand, pending in self.evaluate(self.plan.root):
             if all(self.check(preds[i], cand, 0) for i in sorted(pending)):
                 found.append(cand)
-        found.sort(key=order_key)
+        sort_candidates(self.bp, found)
         return found
 
 

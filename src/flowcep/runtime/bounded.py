@@ -99,7 +99,12 @@ def bounded_outputs(
             chosen = plan(pattern, own, times, evaluator, bounded)
             if chosen.evaluator == "nfa" and nfa is None:
                 nfa = NFACompiler.compile(pattern)
-            for rank, (last, match) in enumerate(run_plan(chosen, pattern, own, times, nfa=nfa)):
+            matches = run_plan(chosen, pattern, own, times, nfa=nfa)
+            if len(keys) == 1:
+                # every evaluator gives one key's matches in the order of the position of their
+                # last (or emitting) event: already the output order
+                return late + [make_output(MATCH, key, m, stamps[positions[last]]) for last, m in matches]
+            for rank, (last, match) in enumerate(matches):
                 at = positions[last]
                 found.append(((stamps[at], at, rank), make_output(MATCH, key, match, stamps[at])))
     except ConditionError:
