@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -205,11 +205,13 @@ def plan_tree(
     return TreePlan(best[(0, h - 1)], tuple(preds), reorder)
 
 
-Entry = tuple[Candidate, tuple[int, ...]]  # a candidate over a node's steps, and its deferred predicates
+#: the predicates deferred to the root for some candidates of a node (see ``_Run.filter``)
+Deferred = dict[Candidate, tuple[int, ...]]
 
 
 class _Run:
-    """One evaluation of a plan over one key's events."""
+    """One evaluation of a plan over one key's events. A node gives its candidates sorted by
+    first position, and those of its candidates with deferred predicates."""
 
     def __init__(
         self, plan: TreePlan, bp: BoundedPattern, events: Sequence[Any], ts: Sequence[int], lists: Lists
@@ -226,37 +228,63 @@ class _Run:
             return self.checker.step_holds(p.conjuncts, p.index, cand, lo)
         return self.checker.negation_holds(p.index, p.k, cand, lo)
 
-    def filter(self, node: Node, entries: list[Entry]) -> list[Entry]:
-        """Keep the entries that pass the node's predicates; defer those that read unbound steps."""
-        if not node.preds:
-            return entries
-        preds = self.plan.preds
-        order = list(node.preds)
-        reorder = self.plan.reorder
-        stats = self.stats
-        seen = 0
-        out: list[Entry] = []
+    def test(self, node: Node, i: int) -> Callable[[Candidate], bool]:
+        """Predicate ``i`` at ``node``, as a test of the node's candidates. One that needs fewer
+        steps than the node binds sees the same steps again in many candidates: its results
+        are kept by those steps' positions."""
+        p = self.plan.preds[i]
         lo = node.lo
         check = self.check
-        # A predicate that needs fewer steps than the node binds sees the same steps again in
-        # many candidates: its results are kept by those steps' positions.
-        memo: dict[int, dict[Candidate, bool | None]] = {
-            i: {} for i in order if preds[i].need_lo > lo or preds[i].need_hi < node.hi
-        }
-        for cand, pending in entries:
+        if p.need_lo == lo and p.need_hi == node.hi:
+            return lambda cand: check(p, cand, lo)
+        known: dict[Candidate, bool | None] = {}
+        a, b = p.need_lo - lo, p.need_hi - lo + 1
+
+        def remembered(cand: Candidate) -> bool:
+            passed = known.get(cand[a:b])
+            if passed is None:
+                key = cand[a:b]
+                if key not in known:
+                    try:
+                        passed = known[key] = check(p, key, p.need_lo)
+                        return passed
+                    except Unbound:
+                        # it reads a step below those (``readset`` guessed wrong): each time
+                        # on the whole candidate
+                        known[key] = None
+                return check(p, cand, lo)
+            return passed
+
+        return remembered
+
+    def filter(self, node: Node, cands: list[Candidate], deferred: Deferred) -> list[Candidate]:
+        """Keep the candidates that pass the node's predicates, in order. A predicate that
+        reads a step the node does not bind (``Unbound``) is added to ``deferred``."""
+        if not node.preds:
+            return cands
+        order = list(node.preds)
+        tests = {i: self.test(node, i) for i in order}
+        out: list[Candidate] = []
+        if len(order) == 1:
+            (i,) = order
+            test = tests[i]
+            for cand in cands:
+                try:
+                    if test(cand):
+                        out.append(cand)
+                except Unbound:
+                    deferred[cand] = deferred.get(cand, ()) + (i,)
+                    out.append(cand)
+            return out
+        reorder = self.plan.reorder
+        stats = self.stats
+        for seen, cand in enumerate(cands, 1):
             ok = True
             for i in order:
-                p = preds[i]
-                known = memo.get(i)
                 try:
-                    if known is None:
-                        passed = check(p, cand, lo)
-                    else:
-                        passed = known.get(cand[p.need_lo - lo : p.need_hi - lo + 1])
-                        if passed is None:
-                            passed = self.remember(known, p, cand, lo)
+                    passed = tests[i](cand)
                 except Unbound:
-                    pending = pending + (i,)
+                    deferred[cand] = deferred.get(cand, ()) + (i,)
                     continue
                 if reorder:
                     counts = stats.setdefault(i, [0, 0])
@@ -266,78 +294,80 @@ class _Run:
                     ok = False
                     break
             if ok:
-                out.append((cand, pending))
-            if reorder:
-                seen += 1
-                if seen % _RESORT_EVERY == 0:
-                    order.sort(key=lambda i: (stats[i][1] + 1) / (stats[i][0] + 2) if i in stats else 0.5)
+                out.append(cand)
+            if reorder and seen % _RESORT_EVERY == 0:
+                order.sort(key=lambda i: (stats[i][1] + 1) / (stats[i][0] + 2) if i in stats else 0.5)
         return out
 
-    def remember(self, known: dict[Candidate, bool | None], p: Predicate, cand: Candidate, lo: int) -> bool:
-        """``check(p, cand, lo)``, kept in ``known`` by the positions of the steps ``p`` needs.
-        A condition that reads a step below those (``readset`` guessed wrong) is kept as None
-        and checked on the whole candidate each time."""
-        key = cand[p.need_lo - lo : p.need_hi - lo + 1]
-        if key not in known:
-            try:
-                passed = known[key] = self.check(p, key, p.need_lo)
-                return passed
-            except Unbound:
-                known[key] = None
-        return self.check(p, cand, lo)
-
-    def leaf(self, node: Node) -> list[Entry]:
+    def leaf(self, node: Node) -> tuple[list[Candidate], Deferred]:
         s = node.lo
         step = self.bp.steps[s]
         positions = self.lists.steps[s]
-        if step.looping:
+        cands: list[Candidate]
+        if step.looping:  # windowed_subsets gives them by first position
             subsets = windowed_subsets(positions, self.ts, self.bp.window, step.min_times, step.max_times)
-            entries: list[Entry] = [((c,), ()) for c in subsets]
-            entries.sort(key=lambda e: e[0][0])
+            cands = [(c,) for c in subsets]
         else:
-            entries = [(((i,),), ()) for i in positions]
-        return self.filter(node, entries)
+            cands = [((i,),) for i in positions]
+        deferred: Deferred = {}
+        return self.filter(node, cands, deferred), deferred
 
-    def join(self, node: Node) -> list[Entry]:
+    def join(self, node: Node) -> tuple[list[Candidate], Deferred]:
         assert node.left is not None and node.right is not None
-        left = self.evaluate(node.left)
-        right = self.evaluate(node.right)
+        left, ldeferred = self.evaluate(node.left)
+        right, rdeferred = self.evaluate(node.right)
+        deferred: Deferred = {}
         if not left or not right:
-            return []
+            return [], deferred
         ts = self.ts
         n = len(ts)
         window = self.bp.window
         gap = node.left.hi
         simple_neg = any(not x.rest for x in self.bp.negations[gap])
-        checker = self.checker
-        firsts = [cand[0][0] for cand, _ in right]
-        count = len(right)
-        out: list[Entry] = []
-        for lcand, lpending in left:
+        holds = self.checker.simple_negation_holds
+        # a right candidate of one event ends where it starts: inside the window
+        one_event = node.right.lo == node.right.hi and not self.bp.steps[node.right.lo].looping
+        firsts = [cand[0][0] for cand in right]
+        out: list[Candidate] = []
+        for lcand in left:
             last = lcand[-1][-1]
             end = bisect_left(ts, ts[lcand[0][0]] + window) if window > 0 else n
             j = bisect_right(firsts, last)
-            while j < count and firsts[j] < end:
-                rcand, rpending = right[j]
-                j += 1
+            k = bisect_left(firsts, end, j)
+            if one_event and not simple_neg:
+                out += [lcand + rcand for rcand in right[j:k]]
+                continue
+            for rcand in right[j:k]:
                 if rcand[-1][-1] >= end:
                     continue
-                if simple_neg and not checker.simple_negation_holds(gap, last, rcand[0][0]):
+                if simple_neg and not holds(gap, last, rcand[0][0]):
                     continue
-                out.append((lcand + rcand, lpending + rpending))
-        return self.filter(node, out)
+                out.append(lcand + rcand)
+        if ldeferred or rdeferred:
+            mid = node.left.hi + 1 - node.lo
+            for cand in out:
+                before = ldeferred.get(cand[:mid], ()) + rdeferred.get(cand[mid:], ())
+                if before:
+                    deferred[cand] = before
+        return self.filter(node, out, deferred), deferred
 
-    def evaluate(self, node: Node) -> list[Entry]:
+    def evaluate(self, node: Node) -> tuple[list[Candidate], Deferred]:
         if node.left is None:
             return self.leaf(node)
         return self.join(node)
 
     def run(self) -> list[Candidate]:
         preds = self.plan.preds
-        found = []
-        for cand, pending in self.evaluate(self.plan.root):
-            if all(self.check(preds[i], cand, 0) for i in sorted(pending)):
-                found.append(cand)
+        check = self.check
+        found, deferred = self.evaluate(self.plan.root)
+        if deferred:
+            found = [
+                cand
+                for cand in found
+                if cand not in deferred or all(check(preds[i], cand, 0) for i in sorted(deferred[cand]))
+            ]
+        else:
+            found = list(found)
         sort_candidates(self.bp, found)
         return found
 
