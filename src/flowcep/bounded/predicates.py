@@ -12,6 +12,7 @@ predicate waits for the root, where every step is bound.
 
 from __future__ import annotations
 
+import functools
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from itertools import combinations
@@ -20,6 +21,7 @@ from typing import Any
 import attrs
 
 from flowcep.bounded.plan import BoundedPattern, Conjunct, Step
+from flowcep.bounded.readset import strings_reached
 from flowcep.pattern import ConditionError
 
 Candidate = tuple[tuple[int, ...], ...]
@@ -139,6 +141,49 @@ def windowed_subsets(
                 yield (first,) + tail
 
 
+@attrs.frozen(slots=True)
+class Predicate:
+    """An iterative check: step ``index``'s ``conjuncts`` (kind "step") or negated step ``k`` of
+    gap ``index`` (kind "not"); it needs steps ``need_lo..need_hi`` bound."""
+
+    kind: str
+    index: int
+    k: int
+    conjuncts: tuple[Conjunct, ...]
+    need_lo: int
+    need_hi: int
+    label: str
+
+
+@functools.lru_cache(maxsize=32)
+def predicates(bp: BoundedPattern, split_conjuncts: bool = False) -> tuple[Predicate, ...]:
+    """The iterative checks of ``bp`` in pattern order, each with the steps it needs (cached:
+    the runtime plans every key with the same pattern)."""
+    names = bp.names
+    index = {name: i for i, name in enumerate(names)}
+
+    def lowest(objs: Sequence[Any], upto: int) -> int:
+        read = set().union(*(strings_reached(o) for o in objs))
+        return min([upto] + [index[n] for n in read if n in index and index[n] <= upto])
+
+    out: list[Predicate] = []
+    for s, step in enumerate(bp.steps):
+        if step.rest:
+            groups = [(c,) for c in step.rest] if split_conjuncts else [step.rest]
+            for g in groups:
+                text = " and ".join(c.text for c in g)
+                out.append(
+                    Predicate("step", s, 0, g, lowest([c.fn for c in g], s), s, f"{step.name}: {text}")
+                )
+        if s < len(bp.negations):
+            for k, n in enumerate(bp.negations[s]):
+                if n.rest:
+                    text = " and ".join(c.text for c in n.rest)
+                    lo = lowest([c.fn for c in n.rest], s)
+                    out.append(Predicate("not", s, k, n.rest, lo, s + 1, f"not {n.name}: {text}"))
+    return tuple(out)
+
+
 class Checker:
     """Evaluates iterative conditions and negations of candidates over one key's events."""
 
@@ -202,17 +247,38 @@ class Checker:
                 return False
         return True
 
-    def full_holds(self, cand: Candidate) -> bool:
-        """Every iterative condition and negation holds on a complete candidate (pattern order)."""
-        bp = self.bp
-        for s, step in enumerate(bp.steps):
-            if step.rest and not self.step_holds(step.rest, s, cand, 0):
-                return False
-        for gap, negs in enumerate(bp.negations):
-            for k, n in enumerate(negs):
-                if n.rest and not self.negation_holds(gap, k, cand, 0):
-                    return False
-        return True
+    def check(self, p: Predicate, cand: Candidate, lo: int) -> bool:
+        """Predicate ``p`` holds on ``cand``, which binds steps ``lo..``."""
+        if p.kind == "step":
+            return self.step_holds(p.conjuncts, p.index, cand, lo)
+        return self.negation_holds(p.index, p.k, cand, lo)
+
+    def test(self, p: Predicate, lo: int, hi: int) -> Callable[[Candidate], bool]:
+        """Predicate ``p`` as a test of candidates over steps ``lo..hi``. One that needs fewer
+        steps than those sees the same steps again in many candidates: its results are kept
+        by those steps' positions (conditions are free of side effects)."""
+        check = self.check
+        if p.need_lo == lo and p.need_hi == hi:
+            return lambda cand: check(p, cand, lo)
+        known: dict[Candidate, bool | None] = {}
+        a, b = p.need_lo - lo, p.need_hi - lo + 1
+
+        def remembered(cand: Candidate) -> bool:
+            passed = known.get(cand[a:b])
+            if passed is None:
+                key = cand[a:b]
+                if key not in known:
+                    try:
+                        passed = known[key] = check(p, key, p.need_lo)
+                        return passed
+                    except Unbound:
+                        # it reads a step below those (``readset`` guessed wrong): each time
+                        # on the whole candidate
+                        known[key] = None
+                return check(p, cand, lo)
+            return passed
+
+        return remembered
 
 
 def match_maker(bp: BoundedPattern, events: Sequence[Any]) -> Callable[[Candidate], dict[str, list[Any]]]:

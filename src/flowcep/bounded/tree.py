@@ -24,64 +24,28 @@ lowest first, re-sorting as it goes.
 
 from __future__ import annotations
 
-import functools
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
-from flowcep.bounded.plan import BoundedPattern, Conjunct
-from flowcep.bounded.predicates import Candidate, Checker, Lists, Unbound, sort_candidates, windowed_subsets
-from flowcep.bounded.readset import strings_reached
+from flowcep.bounded.plan import BoundedPattern
+from flowcep.bounded.predicates import (
+    Candidate,
+    Checker,
+    Lists,
+    Predicate,
+    Unbound,
+    predicates,
+    sort_candidates,
+    windowed_subsets,
+)
 
 _RESORT_EVERY = 64
 #: a predicate check costs this many join steps (it builds the context a condition reads)
 PREDICATE_COST = 6.0
-
-
-@attrs.frozen(slots=True)
-class Predicate:
-    """An iterative check: step ``index``'s ``conjuncts`` (kind "step") or negated step ``k`` of
-    gap ``index`` (kind "not"); it needs steps ``need_lo..need_hi`` bound."""
-
-    kind: str
-    index: int
-    k: int
-    conjuncts: tuple[Conjunct, ...]
-    need_lo: int
-    need_hi: int
-    label: str
-
-
-@functools.lru_cache(maxsize=32)
-def predicates(bp: BoundedPattern, split_conjuncts: bool = False) -> tuple[Predicate, ...]:
-    """The iterative checks of ``bp`` in pattern order, each with the steps it needs (cached:
-    the runtime plans every key with the same pattern)."""
-    names = bp.names
-    index = {name: i for i, name in enumerate(names)}
-
-    def lowest(objs: Sequence[Any], upto: int) -> int:
-        read = set().union(*(strings_reached(o) for o in objs))
-        return min([upto] + [index[n] for n in read if n in index and index[n] <= upto])
-
-    out: list[Predicate] = []
-    for s, step in enumerate(bp.steps):
-        if step.rest:
-            groups = [(c,) for c in step.rest] if split_conjuncts else [step.rest]
-            for g in groups:
-                text = " and ".join(c.text for c in g)
-                out.append(
-                    Predicate("step", s, 0, g, lowest([c.fn for c in g], s), s, f"{step.name}: {text}")
-                )
-        if s < len(bp.negations):
-            for k, n in enumerate(bp.negations[s]):
-                if n.rest:
-                    text = " and ".join(c.text for c in n.rest)
-                    lo = lowest([c.fn for c in n.rest], s)
-                    out.append(Predicate("not", s, k, n.rest, lo, s + 1, f"not {n.name}: {text}"))
-    return tuple(out)
 
 
 @attrs.frozen(slots=True)
@@ -223,47 +187,14 @@ class _Run:
         self.checker = Checker(bp, events, ts, lists)
         self.stats: dict[int, list[int]] = {}
 
-    def check(self, p: Predicate, cand: Candidate, lo: int) -> bool:
-        if p.kind == "step":
-            return self.checker.step_holds(p.conjuncts, p.index, cand, lo)
-        return self.checker.negation_holds(p.index, p.k, cand, lo)
-
-    def test(self, node: Node, i: int) -> Callable[[Candidate], bool]:
-        """Predicate ``i`` at ``node``, as a test of the node's candidates. One that needs fewer
-        steps than the node binds sees the same steps again in many candidates: its results
-        are kept by those steps' positions."""
-        p = self.plan.preds[i]
-        lo = node.lo
-        check = self.check
-        if p.need_lo == lo and p.need_hi == node.hi:
-            return lambda cand: check(p, cand, lo)
-        known: dict[Candidate, bool | None] = {}
-        a, b = p.need_lo - lo, p.need_hi - lo + 1
-
-        def remembered(cand: Candidate) -> bool:
-            passed = known.get(cand[a:b])
-            if passed is None:
-                key = cand[a:b]
-                if key not in known:
-                    try:
-                        passed = known[key] = check(p, key, p.need_lo)
-                        return passed
-                    except Unbound:
-                        # it reads a step below those (``readset`` guessed wrong): each time
-                        # on the whole candidate
-                        known[key] = None
-                return check(p, cand, lo)
-            return passed
-
-        return remembered
-
     def filter(self, node: Node, cands: list[Candidate], deferred: Deferred) -> list[Candidate]:
         """Keep the candidates that pass the node's predicates, in order. A predicate that
         reads a step the node does not bind (``Unbound``) is added to ``deferred``."""
         if not node.preds:
             return cands
         order = list(node.preds)
-        tests = {i: self.test(node, i) for i in order}
+        preds = self.plan.preds
+        tests = {i: self.checker.test(preds[i], node.lo, node.hi) for i in order}
         out: list[Candidate] = []
         if len(order) == 1:
             (i,) = order
@@ -358,7 +289,7 @@ class _Run:
 
     def run(self) -> list[Candidate]:
         preds = self.plan.preds
-        check = self.check
+        check = self.checker.check
         found, deferred = self.evaluate(self.plan.root)
         if deferred:
             found = [
