@@ -30,6 +30,7 @@ def detect(
     state_ttl: int | timedelta | str | None = None,
     buckets: int = DEFAULT_BUCKETS,
     observe: str | None = None,
+    evaluator: str = "nfa",
 ) -> DataFrame:
     """Run ``pattern`` over ``df`` per ``key`` in ``timestamp`` order; a DataFrame of results.
 
@@ -47,6 +48,11 @@ def detect(
     hashed into (fixed for the life of a checkpoint). ``observe`` (default output only) names
     Spark observed metrics counting each kind of result: a streaming query reports them per
     micro-batch in its progress (``query.lastProgress["observedMetrics"][observe]``).
+    ``evaluator`` (batch only): ``"nfa"`` (the default), or ``"optiseq"``, ``"tree"`` or
+    ``"auto"``, the bounded-data evaluators of docs/bounded.md, run on each key's rows. They give
+    no timed-out partial matches: with a window and an output that carries timeouts (the
+    default output, a 3-argument ``select``), ``"auto"`` runs the NFA and the others are an
+    error; ``select(match)`` carries matches only.
     """
     invalid = bad_input_choice(on_error, on_invalid)
     if (select is None) != (output_schema is None):
@@ -65,6 +71,8 @@ def detect(
     check_columns(df, key_names, timestamp)
     if observe is not None and select is not None:
         raise ValueError("observe counts the default output's kinds: it does not go with select")
+    mode = "default" if select is None else "select1" if select_arity(select) == 1 else "select3"
+    evaluator = batch_evaluator(evaluator, pattern, df.isStreaming, timeouts_out=mode != "select1")
     if select is None:
         out = build(
             df,
@@ -78,11 +86,51 @@ def detect(
             None,
             INTERNAL_SCHEMA,
             buckets,
+            evaluator,
         )
         return out if observe is None else observed(out, observe)
     assert output_schema is not None  # given with select (checked above)
-    mode = "select1" if select_arity(select) == 1 else "select3"
-    return build(df, pattern, key_names, timestamp, delay, ttl, invalid, mode, select, output_schema, buckets)
+    return build(
+        df,
+        pattern,
+        key_names,
+        timestamp,
+        delay,
+        ttl,
+        invalid,
+        mode,
+        select,
+        output_schema,
+        buckets,
+        evaluator,
+    )
+
+
+def batch_evaluator(evaluator: str, pattern: Any, streaming: bool, *, timeouts_out: bool) -> str:
+    """The evaluator a batch run uses: ``evaluator``, or ``"nfa"`` for ``"auto"`` when only the
+    NFA serves the run. Refuses a bounded evaluator on a stream, an unknown one, and an explicit
+    one the pattern or the output rules out (``UnsupportedPattern``, ``ValueError``)."""
+    from flowcep.bounded import EVALUATORS, compile_bounded
+    from flowcep.nfa import NFACompiler
+    from flowcep.runtime.bounded import nfa_only
+
+    if evaluator not in EVALUATORS:
+        raise ValueError(f"evaluator must be one of {', '.join(map(repr, EVALUATORS))}, got {evaluator!r}")
+    if evaluator == "nfa":
+        return evaluator
+    if streaming:
+        raise ValueError(
+            f"evaluator={evaluator!r} reads a key's rows whole: it needs a batch DataFrame; "
+            "use evaluator='nfa' on a stream"
+        )
+    _, window, windows = NFACompiler.compile_states(pattern)  # an illegal pattern fails here
+    # timeouts come out only of a pattern with a window
+    timeouts = timeouts_out and (window > 0 or bool(windows))
+    if nfa_only(evaluator, timeout_handling=timeouts, processing_time=False, comparator=None):
+        return "nfa"
+    if evaluator != "auto":
+        compile_bounded(pattern)
+    return evaluator
 
 
 def observed(out: DataFrame, name: str) -> DataFrame:
@@ -142,6 +190,7 @@ def build(
     select: Callable[..., Any] | None,
     schema: T.StructType | str,
     buckets: int = DEFAULT_BUCKETS,
+    evaluator: str = "nfa",
 ) -> DataFrame:
     """The result DataFrame of ``df`` in one of the :class:`Matcher`'s modes."""
     from flowcep.nfa import NFACompiler
@@ -160,6 +209,7 @@ def build(
         output_fields=list(out_schema.fieldNames()),
         on_invalid=on_invalid,
         recursive=any(isinstance(f.dataType, nested) for f in df.schema.fields),
+        evaluator=evaluator,
     )
     ms = timestamp_ms(df.schema[timestamp].dataType, timestamp)
     if df.isStreaming:
