@@ -293,7 +293,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.metrics_port is not None:
             raise CliError("--metrics-port works with --engine local only", EXIT_USAGE)
         if args.evaluator != "nfa":
-            raise CliError("--evaluator works with --engine local only", EXIT_USAGE)
+            from flowcep.runtime.bounded import batch_evaluator
+
+            try:
+                batch_evaluator(args.evaluator, pf.pattern, streaming=False, timeouts_out=True)
+            except ValueError as e:
+                raise CliError(f"--evaluator {args.evaluator}: {e}", EXIT_USAGE) from None
         return _run_spark(args, pf, fmt, out_of_orderness)
     if args.evaluator != "nfa" and pf.hierarchy is not None:
         raise CliError("--evaluator does not run event hierarchies; use the default, nfa", EXIT_USAGE)
@@ -706,6 +711,7 @@ def _run_spark(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
                 out_of_orderness,
                 _jsonable_select(pf.select),
                 _jsonable_select(pf.timeout),
+                args.evaluator,
             )
             for item in results:
                 kind = str(item.get("kind", "match")) if isinstance(item, dict) else "match"

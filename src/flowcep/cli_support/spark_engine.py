@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 
 from flowcep.connectors.spark.detect import build, check_columns
 from flowcep.connectors.spark.values import dumps, duration_ms
+from flowcep.runtime.bounded import batch_evaluator
 
 CLI_SCHEMA = "kind string, key string, timestamp long, record string"
 
@@ -118,13 +119,17 @@ def run_cli(
     out_of_orderness: int | timedelta | str,
     select: Callable[[Any], Any] | None,
     timeout: Callable[[Any], Any] | None = None,
+    evaluator: str = "nfa",
 ) -> CliResults:
     """A batch run over one file; yields the CLI's JSON records (docs/spark.md, "The command line").
 
     Records are ``{"kind", "key", "timestamp"}`` plus what :class:`_CliFormat` writes, ordered by
     timestamp, then key. ``fmt`` is ``csv``, ``jsonl`` or ``parquet``. The session is the active
     one, else a local one (UTC) that is stopped when the iterator is exhausted or closed.
+    ``evaluator``: as ``detect``'s; the output carries timeouts, so with a window ``"auto"`` runs
+    the NFA and an explicit bounded evaluator is a ``ValueError``.
     """
+    evaluator = batch_evaluator(evaluator, pattern, streaming=False, timeouts_out=True)
     spark, own = _cli_session()
     try:
         fmt = (fmt or "").lower()
@@ -150,6 +155,7 @@ def run_cli(
             "format",
             _CliFormat(select, timeout),
             CLI_SCHEMA,
+            evaluator=evaluator,
         )
         rows = out.orderBy(F.col("timestamp").asc_nulls_first(), F.col("key").asc_nulls_first(), "kind")
         return CliResults(rows.toLocalIterator(), spark.stop if own else None)

@@ -109,3 +109,23 @@ def test_a_stream_or_an_unknown_evaluator_is_refused(spark):
     df = spark.createDataFrame(events(10, users=1), SCHEMA)
     with pytest.raises(ValueError, match="evaluator must be one of"):
         detect(df, rising(), key="user", timestamp="ms", evaluator="fast")
+
+
+def test_the_cli_hook_takes_the_evaluator(spark, tmp_path):
+    from flowcep.cli_support.spark_engine import run_cli
+
+    rows = events(300, users=3, seed=8)
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(r.asDict()) + "\n" for r in rows), encoding="utf-8")
+
+    def records(evaluator):
+        return [
+            json.dumps(r, sort_keys=True)
+            for r in run_cli(rising(None), str(path), "jsonl", "user", "ms", 0, None, None, evaluator)
+        ]
+
+    want = records("nfa")
+    assert len(want) > 10
+    assert sorted(records("tree")) == sorted(want)
+    with pytest.raises(ValueError, match="does not serve timed-out partial matches"):
+        run_cli(rising(), str(path), "jsonl", "user", "ms", 0, None, None, "optiseq")

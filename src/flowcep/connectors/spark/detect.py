@@ -10,6 +10,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from flowcep.runtime.bounded import batch_evaluator
+
 from .batch import build_batch
 from .matcher import INTERNAL_SCHEMA, Matcher, select_arity
 from .streaming import DEFAULT_BUCKETS, build_stream
@@ -72,7 +74,7 @@ def detect(
     if observe is not None and select is not None:
         raise ValueError("observe counts the default output's kinds: it does not go with select")
     mode = "default" if select is None else "select1" if select_arity(select) == 1 else "select3"
-    evaluator = batch_evaluator(evaluator, pattern, df.isStreaming, timeouts_out=mode != "select1")
+    evaluator = batch_evaluator(evaluator, pattern, streaming=df.isStreaming, timeouts_out=mode != "select1")
     if select is None:
         out = build(
             df,
@@ -104,33 +106,6 @@ def detect(
         buckets,
         evaluator,
     )
-
-
-def batch_evaluator(evaluator: str, pattern: Any, streaming: bool, *, timeouts_out: bool) -> str:
-    """The evaluator a batch run uses: ``evaluator``, or ``"nfa"`` for ``"auto"`` when only the
-    NFA serves the run. Refuses a bounded evaluator on a stream, an unknown one, and an explicit
-    one the pattern or the output rules out (``UnsupportedPattern``, ``ValueError``)."""
-    from flowcep.bounded import EVALUATORS, compile_bounded
-    from flowcep.nfa import NFACompiler
-    from flowcep.runtime.bounded import nfa_only
-
-    if evaluator not in EVALUATORS:
-        raise ValueError(f"evaluator must be one of {', '.join(map(repr, EVALUATORS))}, got {evaluator!r}")
-    if evaluator == "nfa":
-        return evaluator
-    if streaming:
-        raise ValueError(
-            f"evaluator={evaluator!r} reads a key's rows whole: it needs a batch DataFrame; "
-            "use evaluator='nfa' on a stream"
-        )
-    _, window, windows = NFACompiler.compile_states(pattern)  # an illegal pattern fails here
-    # timeouts come out only of a pattern with a window
-    timeouts = timeouts_out and (window > 0 or bool(windows))
-    if nfa_only(evaluator, timeout_handling=timeouts, processing_time=False, comparator=None):
-        return "nfa"
-    if evaluator != "auto":
-        compile_bounded(pattern)
-    return evaluator
 
 
 def observed(out: DataFrame, name: str) -> DataFrame:
