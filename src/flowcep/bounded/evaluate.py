@@ -8,11 +8,12 @@ out in a fixed order that may differ from the NFA's. The multiset of matches is 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Union
 
+from flowcep.bounded.operators import SequenceOperator, run_operators
 from flowcep.bounded.optiseq import run_optiseq
-from flowcep.bounded.plan import BoundedPattern
+from flowcep.bounded.plan import BoundedPattern, compile_bounded
 from flowcep.bounded.planner import Plan, plan
 from flowcep.bounded.predicates import Lists, match_maker
 from flowcep.bounded.tree import run_tree
@@ -108,6 +109,7 @@ def evaluate(
     timestamp: Timestamp,
     evaluator: str = "auto",
     reorder_predicates: bool = False,
+    operators: Mapping[str, SequenceOperator] | None = None,
 ) -> list[Match]:
     """Every match of ``pattern`` over one key's ``events`` (see the module docstring for the
     order). ``evaluator``: "nfa", "optiseq", "tree" or "auto" (the planner's choice); an explicit
@@ -116,8 +118,19 @@ def evaluate(
     rate (conditions must then be free of side effects).
 
     A condition that raises in a bounded evaluator makes the NFA run instead: errors are the
-    NFA's, on the event and step it tests."""
+    NFA's, on the event and step it tests.
+
+    ``operators`` (with ``evaluator="tree"``): user-defined operators by the step each joins to
+    the ones before it (``operators.py``); the tree is then left-deep, every node runs its
+    operator, and the matches are the operators' (Flink's only with ``SequenceOperator``).
+    A condition that raises then raises its ``ConditionError``."""
     ts = timestamps(events, timestamp)
+    if operators is not None:
+        if evaluator != "tree":
+            raise ValueError(f"operators run in the tree evaluator: give evaluator='tree', not {evaluator!r}")
+        bp = compile_bounded(pattern)
+        make = match_maker(bp, events)
+        return [make(c) for c in run_operators(bp, events, ts, operators)]
     chosen = plan(pattern, events, ts, evaluator)
     try:
         return [m for _, m in run_plan(chosen, pattern, events, ts, reorder_predicates)]

@@ -169,11 +169,11 @@ def plan_tree(
     return TreePlan(best[(0, h - 1)], tuple(preds), reorder)
 
 
-#: the predicates deferred to the root for some candidates of a node (see ``_Run.filter``)
+#: the predicates deferred to the root for some candidates of a node (see ``TreeRun.filter``)
 Deferred = dict[Candidate, tuple[int, ...]]
 
 
-class _Run:
+class TreeRun:
     """One evaluation of a plan over one key's events. A node gives its candidates sorted by
     first position, and those of its candidates with deferred predicates."""
 
@@ -319,4 +319,4 @@ def run_tree(
         plan = plan_tree(
             bp, [len(x) for x in lists.steps], [[len(x) for x in g] for g in lists.negations], span, reorder
         )
-    return _Run(plan, bp, events, ts, lists).run()
+    return TreeRun(plan, bp, events, ts, lists).run()
