@@ -9,7 +9,8 @@ from core.helpers import events, flat_ids, named, price_above_last_of, price_gt,
 
 from flowcep import AfterMatchSkipStrategy, ConditionError, Pattern, WithinType
 from flowcep.bounded import UnsupportedPattern, compile_bounded, evaluate, explain, support
-from flowcep.bounded.tree import Node, TreePlan, predicates, run_tree
+from flowcep.bounded.predicates import predicates
+from flowcep.bounded.tree import Node, TreePlan, run_tree
 
 BOUNDED = ["optiseq", "tree"]
 

@@ -26,8 +26,8 @@ import attrs
 
 from flowcep.bounded.optiseq import OptiSeqPlan, plan_optiseq
 from flowcep.bounded.plan import BoundedPattern, UnsupportedPattern, compile_bounded
-from flowcep.bounded.predicates import Lists
-from flowcep.bounded.tree import TreePlan, interval_cards, plan_tree, predicates
+from flowcep.bounded.predicates import Lists, predicates
+from flowcep.bounded.tree import PREDICATE_COST, TreePlan, check_cost, interval_cards, plan_tree
 from flowcep.pattern import Pattern
 
 EVALUATORS = ("nfa", "optiseq", "tree", "auto")
@@ -113,7 +113,8 @@ def estimate(
         before = raw[bound_lo][bound_hi]
         bound_lo, bound_hi = min(bound_lo, j), max(bound_hi, j)
         expansion += raw[bound_lo][bound_hi] + before * math.log2(sizes[j] + 2)
-    verification = raw[0][h - 1] * len(preds) * VERIFY
+    full = raw[0][h - 1]
+    verification = sum(check_cost(raw, p, 0, h - 1, full) for p in preds) * VERIFY / PREDICATE_COST
     t = plan_tree(bp, sizes, neg_sizes, span)
     costs = {
         "nfa": nfa,

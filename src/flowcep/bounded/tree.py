@@ -46,6 +46,8 @@ from flowcep.bounded.predicates import (
 _RESORT_EVERY = 64
 #: a predicate check costs this many join steps (it builds the context a condition reads)
 PREDICATE_COST = 6.0
+#: a look-up of a kept predicate result
+LOOKUP_COST = 0.5
 
 
 @attrs.frozen(slots=True)
@@ -131,6 +133,15 @@ def interval_cards(
     return card
 
 
+def check_cost(raw: Sequence[Sequence[float]], p: Predicate, lo: int, hi: int, pairs: float) -> float:
+    """What checking ``p`` on ``pairs`` candidates over steps ``lo..hi`` costs: a check each,
+    unless ``p`` needs fewer steps; then a look-up each, and a check per distinct binding of
+    the steps it needs (``Checker.test`` keeps the results)."""
+    if p.need_lo == lo and p.need_hi == hi:
+        return pairs * PREDICATE_COST
+    return pairs * LOOKUP_COST + min(pairs, raw[p.need_lo][p.need_hi]) * PREDICATE_COST
+
+
 def plan_tree(
     bp: BoundedPattern,
     sizes: Sequence[int],
@@ -139,8 +150,8 @@ def plan_tree(
     reorder: bool = False,
 ) -> TreePlan:
     """The cheapest tree by the cost model (see the module docstring): an operator costs a
-    binary search per left input plus, per pair it tests, one unit and ``PREDICATE_COST`` per
-    predicate."""
+    binary search per left input plus, per pair it tests, one unit and its predicates'
+    ``check_cost``."""
     preds = predicates(bp, split_conjuncts=reorder)
     h = len(bp.steps)
     raw = interval_cards(bp, sizes, neg_sizes, span)
@@ -163,7 +174,8 @@ def plan_tree(
                 )
                 pairs = raw[lo][hi] * 0.5 ** (below - len(here))
                 seek = left.card * (1.0 + math.log2(right.card + 1.0))
-                cost = left.cost + right.cost + seek + pairs * (1 + len(here) * PREDICATE_COST)
+                checks = sum(check_cost(raw, preds[i], lo, hi, pairs) for i in here)
+                cost = left.cost + right.cost + seek + pairs + checks
                 options.append(Node(lo, hi, left, right, here, card[lo][hi], cost))
             best[(lo, hi)] = min(options, key=lambda node: node.cost)
     return TreePlan(best[(0, h - 1)], tuple(preds), reorder)
