@@ -40,7 +40,8 @@ FILTER = 1.0
 EXPAND = 3.0
 VERIFY = 10.0
 TREE = 2.0
-#: each evaluator's time per unit, relative to the NFA's (the benchmark's median ratios)
+#: each evaluator's time per unit, relative to the NFA's: above the benchmark's median ratios,
+#: a bias towards the NFA (docs/bounded.md §4)
 OPTISEQ_SCALE = 1.3
 TREE_SCALE = 1.9
 MARGIN = 0.6
