@@ -822,7 +822,7 @@ def _bounded_plan(pattern: Any, args: argparse.Namespace) -> str:
     rows = max(by_key.values(), key=len, default=[])
     rows.sort(key=lambda r: r[1])
     try:
-        chosen = plan(pattern, [r for r, _ in rows], [t for _, t in rows], args.evaluator)
+        chosen = plan(pattern, [r for r, _ in rows], [t for _, t in rows], args.evaluator, detailed=True)
     except UnsupportedPattern as e:
         raise CliError(f"--evaluator {args.evaluator}: {e}", EXIT_USAGE) from None
     return f"bounded plan over {len(rows):,} events:\n{chosen.explain()}"

@@ -94,6 +94,8 @@ def run_plan(
     bp = chosen.bounded
     lists = chosen.lists
     assert isinstance(bp, BoundedPattern) and isinstance(lists, Lists)
+    if not all(lists.steps):
+        return []  # a step without events: no match (the planner made no plans)
     if chosen.evaluator == "optiseq":
         cands = run_optiseq(bp, events, ts, chosen.optiseq, lists)
     else:
@@ -144,4 +146,4 @@ def evaluate(
 
 def explain(pattern: Pattern, events: Sequence[Any], *, timestamp: Timestamp, evaluator: str = "auto") -> str:
     """The planner's account for ``pattern`` over ``events`` (see ``Plan.explain``)."""
-    return plan(pattern, events, timestamps(events, timestamp), evaluator).explain()
+    return plan(pattern, events, timestamps(events, timestamp), evaluator, detailed=True).explain()

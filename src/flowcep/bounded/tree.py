@@ -48,6 +48,8 @@ _RESORT_EVERY = 64
 PREDICATE_COST = 6.0
 #: a look-up of a kept predicate result
 LOOKUP_COST = 0.5
+#: a binary search in a sorted list (``bisect``, in C: about one join step at these sizes)
+SEARCH_COST = 1.0
 
 
 @attrs.frozen(slots=True)
@@ -148,14 +150,18 @@ def plan_tree(
     neg_sizes: Sequence[Sequence[int]],
     span: int,
     reorder: bool = False,
+    cards: tuple[list[list[float]], list[list[float]]] | None = None,
 ) -> TreePlan:
     """The cheapest tree by the cost model (see the module docstring): an operator costs a
     binary search per left input plus, per pair it tests, one unit and its predicates'
-    ``check_cost``."""
+    ``check_cost``. ``cards``: ``interval_cards`` without and with the predicates, if made."""
     preds = predicates(bp, split_conjuncts=reorder)
     h = len(bp.steps)
-    raw = interval_cards(bp, sizes, neg_sizes, span)
-    card = interval_cards(bp, sizes, neg_sizes, span, preds)
+    if cards is not None and not reorder:  # the planner's, for the same predicates
+        raw, card = cards
+    else:
+        raw = interval_cards(bp, sizes, neg_sizes, span)
+        card = interval_cards(bp, sizes, neg_sizes, span, preds)
     best: dict[tuple[int, int], Node] = {}
     for s in range(h):
         here = tuple(i for i, p in enumerate(preds) if p.need_lo == s and p.need_hi == s)
@@ -173,7 +179,7 @@ def plan_tree(
                     if _within(lo, hi, p) and not _within(lo, m, p) and not _within(m + 1, hi, p)
                 )
                 pairs = raw[lo][hi] * 0.5 ** (below - len(here))
-                seek = left.card * (1.0 + math.log2(right.card + 1.0))
+                seek = left.card * SEARCH_COST
                 checks = sum(check_cost(raw, preds[i], lo, hi, pairs) for i in here)
                 cost = left.cost + right.cost + seek + pairs + checks
                 options.append(Node(lo, hi, left, right, here, card[lo][hi], cost))

@@ -22,6 +22,7 @@ from operator import attrgetter, itemgetter, le
 from typing import Any
 
 from flowcep.bounded import EVALUATORS, compile_bounded, plan, run_plan, support
+from flowcep.bounded.planner import SMALL_KEY
 from flowcep.nfa import NFACompiler
 from flowcep.pattern import ConditionError, Pattern
 from flowcep.runtime.functions import extractor
@@ -110,6 +111,8 @@ def bounded_outputs(
     except Exception:
         return None  # a bad timestamp or an unhashable key: the operator reports it
     stamps, late, keys = split
+    if evaluator == "auto" and len(elements) < SMALL_KEY * len(keys):
+        return None  # keys this small go to the NFA one by one: the operator does that best
     found: list[tuple[tuple[int, int, int], Output]] = []
     bounded = compile_bounded(pattern)  # once for all keys (the class was checked above)
     nfa = None
