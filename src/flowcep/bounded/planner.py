@@ -43,8 +43,8 @@ VERIFY = 10.0
 TREE = 2.0
 #: each evaluator's time per unit, relative to the NFA's: above the benchmark's median ratios,
 #: a bias towards the NFA (docs/bounded.md §4)
-OPTISEQ_SCALE = 1.3
-TREE_SCALE = 1.9
+OPTISEQ_SCALE = 1.4
+TREE_SCALE = 1.7
 MARGIN = 0.6
 #: ``auto`` runs a key with fewer events on the NFA, unplanned: the bounded evaluators' fixed
 #: cost per key (lists, estimates, plans) is then more than the NFA's whole work
