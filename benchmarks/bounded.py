@@ -3,6 +3,8 @@
     python benchmarks/bounded.py                     # 20,000 ticks, under a minute
     python benchmarks/bounded.py --ticks 1000000     # seed 000's size
     python benchmarks/bounded.py --flink             # also Flink CEP 2.3 (needs a JDK)
+    python benchmarks/bounded.py --ticks 1000000 --flink --flink-ticks 100000   # Flink on a prefix
+    python benchmarks/bounded.py --gc default        # the interpreter's collector settings
 
 Stock ticks: ``--symbols`` symbols (20), one tick every second on average (exponential gaps),
 prices a mean-reverting random walk per symbol, volumes uniform. A step's event type is a symbol (``A`` is
@@ -18,10 +20,11 @@ conditions the Flink oracle knows (tests/oracle), so y = z = 0: ``b`` is ``lt_la
   workload ``A -> B -> C -> D`` with a predicate on each adjacent pair.
 
 Every evaluator runs through ``CEP.pattern(ticks, pattern, timestamp="ts", evaluator=...)`` over
-the same list; the match counts must agree (the run stops otherwise). Rates are events per
-CPU second of this process (``time.process_time``), so that other load on a shared machine
-counts less; Flink's column is its own events/s over wall time (flink_bench.py). Tests never
-assert them.
+the same list; the match counts must agree (the run stops otherwise). Rates are events per CPU
+second of this process (``time.process_time``), so that other load on a shared machine counts
+less, with flowcep's collector settings for throughput (``tune_gc()``, as ``run.py --gc tuned``
+and ``flowcep run`` use them) unless ``--gc default``; Flink's column is its own events/s over
+wall time (flink_bench.py). Tests never assert them.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from flowcep_runner import Event, build  # noqa: E402
 
 from flowcep import CEP  # noqa: E402
 from flowcep.bounded import plan, timestamps  # noqa: E402
+from flowcep.runtime import tune_gc  # noqa: E402
 
 EVALUATORS = ("nfa", "optiseq", "tree", "auto")
 MINUTE = 60_000
@@ -144,11 +148,26 @@ def main() -> int:
     ap.add_argument(
         "--flink", action="store_true", help="also run Flink CEP 2.3 (followedByAny), needs a JDK"
     )
+    ap.add_argument(
+        "--flink-ticks",
+        type=int,
+        help="Flink over the first N ticks only (its match count is then not compared), for sizes "
+        "where its job would run for many minutes",
+    )
+    ap.add_argument(
+        "--gc",
+        choices=("tuned", "default"),
+        default="tuned",
+        help="flowcep's collector settings for throughput, tune_gc() (default), or the interpreter's",
+    )
     args = ap.parse_args()
+    if args.gc == "tuned":
+        tune_gc()
     events = ticks(args.ticks, args.symbols)
     span_min = (events[-1].ts - events[0].ts) / MINUTE
     print(
         f"{args.ticks:,} ticks, {args.symbols} symbols, {span_min:,.0f} min of event time; events/s (x NFA)"
+        + (f"; Flink over the first {args.flink_ticks:,}" if args.flink and args.flink_ticks else "")
     )
     columns = list(EVALUATORS) + (["flink"] if args.flink else [])
     header = f"{'workload':40} {'matches':>9} " + " ".join(f"{c:>17}" for c in columns) + "  auto picked"
@@ -167,10 +186,12 @@ def main() -> int:
         if args.flink:
             from flink_bench import run_flink
 
-            result = run_flink({"calls": calls, "warmup_events": min(20_000, len(events))}, events)
+            part = events[: args.flink_ticks] if args.flink_ticks else events
+            result = run_flink({"calls": calls, "warmup_events": min(20_000, len(part))}, part)
             if result is not None:
                 rates["flink"] = float(result["events_per_s"])
-                counts.add(int(result["matches"]))
+                if len(part) == len(events):
+                    counts.add(int(result["matches"]))
         if len(counts) != 1:
             raise SystemExit(f"{label}: the evaluators disagree on the number of matches: {sorted(counts)}")
         chosen = plan(build(calls), events, timestamps(events, "ts"))

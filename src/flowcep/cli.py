@@ -300,7 +300,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.metrics_port is not None:
             raise CliError("--metrics-port works with --engine local only", EXIT_USAGE)
         if args.evaluator != "nfa":
-            raise CliError("--evaluator works with --engine local only", EXIT_USAGE)
+            from flowcep.runtime.bounded import batch_evaluator
+
+            try:
+                batch_evaluator(args.evaluator, pf.pattern, streaming=False, timeouts_out=True)
+            except ValueError as e:
+                raise CliError(f"--evaluator {args.evaluator}: {e}", EXIT_USAGE) from None
         return _run_spark(args, pf, fmt, out_of_orderness)
     if args.evaluator != "nfa" and pf.hierarchy is not None:
         raise CliError("--evaluator does not run event hierarchies; use the default, nfa", EXIT_USAGE)
@@ -710,6 +715,7 @@ def _run_spark(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
                 _jsonable_select(pf.timeout),
                 # every level, as the local engine writes them
                 emit=None if hierarchy is None else [level.name for level in hierarchy.levels],
+                evaluator=args.evaluator,
             )
             for item in results:
                 kind = str(item.get("kind", "match")) if isinstance(item, dict) else "match"
@@ -820,7 +826,7 @@ def _bounded_plan(pattern: Any, args: argparse.Namespace) -> str:
     rows = max(by_key.values(), key=len, default=[])
     rows.sort(key=lambda r: r[1])
     try:
-        chosen = plan(pattern, [r for r, _ in rows], [t for _, t in rows], args.evaluator)
+        chosen = plan(pattern, [r for r, _ in rows], [t for _, t in rows], args.evaluator, detailed=True)
     except UnsupportedPattern as e:
         raise CliError(f"--evaluator {args.evaluator}: {e}", EXIT_USAGE) from None
     return f"bounded plan over {len(rows):,} events:\n{chosen.explain()}"

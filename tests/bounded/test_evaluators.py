@@ -8,7 +8,9 @@ import pytest
 from core.helpers import events, flat_ids, named, price_above_last_of, price_gt, run
 
 from flowcep import AfterMatchSkipStrategy, ConditionError, Pattern, WithinType
-from flowcep.bounded import UnsupportedPattern, evaluate, explain, support
+from flowcep.bounded import UnsupportedPattern, compile_bounded, evaluate, explain, support
+from flowcep.bounded.predicates import predicates
+from flowcep.bounded.tree import Node, TreePlan, run_tree
 
 BOUNDED = ["optiseq", "tree"]
 
@@ -140,6 +142,33 @@ def test_the_tree_checks_a_predicate_again_at_the_root_when_it_reads_a_step_it_c
     stream = "a1$5 b2 c3$4 c4$6 a5$1 b6 c7$2"
     assert ids(p, stream, "tree") == [[1, 2, 4], [5, 6, 7]]
     assert sorted(ids(p, stream, "tree")) == run(p, stream)
+
+
+def test_the_tree_does_not_reuse_a_kept_result_when_a_condition_reads_outside_its_steps():
+    # c's condition names "b" (the guess: it needs b and c) but also reads a, by a name built at
+    # run time; at the root of ((a ; b) ; (c ; d)) the pair (b3, c4) comes with a1 and with a2
+    def above_first(e, ctx):
+        assert ctx.get_events_for_pattern("b")
+        return e.price > ctx.get_events_for_pattern(chr(97))[0].price
+
+    p = (
+        Pattern.begin("a").where(named("a"))
+        .followed_by_any("b").where(named("b"))
+        .followed_by_any("c").where(named("c")).where(above_first)
+        .followed_by_any("d").where(named("d"))
+    )  # fmt: skip
+    bp = compile_bounded(p)
+    preds = predicates(bp)
+    assert [(q.need_lo, q.need_hi) for q in preds] == [(1, 2)]
+
+    def node(lo, hi, left=None, right=None, here=()):
+        return Node(lo, hi, left, right, here, 1.0, 1.0)
+
+    root = node(0, 3, node(0, 1, node(0, 0), node(1, 1)), node(2, 3, node(2, 2), node(3, 3)), (0,))
+    stream = events("a1$5 a2$1 b3 c4$3 d5")
+    found = run_tree(bp, stream, [e.ts for e in stream], TreePlan(root, preds, False))
+    assert found == [((1,), (2,), (3,), (4,))]  # a2 b3 c4 d5, by position
+    assert run(p, stream) == [[2, 3, 4, 5]]
 
 
 def inverse_price_positive(e, ctx):

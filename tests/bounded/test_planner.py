@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from core.helpers import Event, named
 
 from flowcep import Pattern
-from flowcep.bounded import plan, timestamps
+from flowcep.bounded import evaluate, plan, timestamps
 
 
 def abcd(window: int):
@@ -46,3 +47,21 @@ def test_the_start_list_is_the_shortest_and_the_direction_follows_the_shorter_si
     # sizes a=4 b=2 c=1 d=4: start at c; before it 3 on average, after it 4: backward first
     assert chosen.optiseq.sizes == (4, 2, 1, 4)
     assert chosen.optiseq.order == (2, 1, 0, 3)
+
+
+def test_auto_runs_a_key_with_few_events_on_the_nfa_without_planning():
+    evs = stream(31, "x")
+    chosen = plan(abcd(40), evs, timestamps(evs, "ts"))
+    assert chosen.evaluator == "nfa"
+    assert chosen.reason == "31 events, fewer than 32: planning would cost more than it saves"
+    assert chosen.costs == {}
+
+
+@pytest.mark.parametrize("evaluator", ["auto", "optiseq", "tree"])
+def test_a_step_no_event_passes_means_no_match_and_no_plan(evaluator):
+    evs = [Event(name=n, ts=i, id=i) for i, n in enumerate("abc" * 20)]
+    chosen = plan(abcd(100), evs, timestamps(evs, "ts"), evaluator)
+    assert chosen.evaluator == ("optiseq" if evaluator == "auto" else evaluator)
+    assert chosen.reason == "no event passes the conditions of step 'd': no match"
+    assert chosen.optiseq is None and chosen.tree is None
+    assert evaluate(abcd(100), evs, timestamp="ts", evaluator=evaluator) == []

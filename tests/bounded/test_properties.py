@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, event, given, settings, target
 from hypothesis import strategies as st
 
 from flowcep import Pattern
-from flowcep.bounded import evaluate, support
+from flowcep.bounded import SequenceOperator, compile_bounded, evaluate, support
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 LETTERS = "abc"
@@ -95,6 +95,12 @@ def _to_events(xs):
     return out
 
 
+def built_in_sequences(pattern):
+    """The built-in sequence operator, given explicitly for every step after the first: the
+    left-deep tree of composites."""
+    return {name: SequenceOperator() for name in compile_bounded(pattern).names[1:]}
+
+
 def matches(pattern, evs, evaluator, **kw):
     return sorted(flat_ids(m) for m in evaluate(pattern, evs, timestamp="ts", evaluator=evaluator, **kw))
 
@@ -109,6 +115,7 @@ def test_every_evaluator_gives_the_nfa_matches(pattern, evs):
     assert matches(pattern, evs, "tree") == expected
     assert matches(pattern, evs, "tree", reorder_predicates=True) == expected
     assert matches(pattern, evs, "auto") == expected
+    assert matches(pattern, evs, "tree", operators=built_in_sequences(pattern)) == expected
     text = repr(pattern)
     for feature, present in (
         ("matches", bool(expected)),
@@ -149,3 +156,4 @@ def test_negations_give_the_nfa_matches(pattern, evs):
     assert matches(pattern, evs, "optiseq") == expected
     assert matches(pattern, evs, "tree") == expected
     assert matches(pattern, evs, "tree", reorder_predicates=True) == expected
+    assert matches(pattern, evs, "tree", operators=built_in_sequences(pattern)) == expected

@@ -56,6 +56,15 @@ def test_run_refuses_a_pattern_the_evaluator_does_not_serve(cli, write):
     assert "--evaluator tree: not supported by the bounded evaluators: followed_by before step 'b'" in run.err
 
 
+def test_the_spark_engine_refuses_a_bounded_evaluator_where_its_output_has_timeouts(cli, write):
+    # --engine spark writes timeouts; this pattern has a window: only the NFA gives them
+    p = write("p.py", ABC_ANY)
+    data = write("events.csv", EVENTS)
+    run = cli("run", p, data, "--engine", "spark", "--evaluator", "tree")
+    assert run.status != 0
+    assert "--evaluator tree: evaluator='tree' does not serve timed-out partial matches" in run.err
+
+
 def test_explain_prints_the_plan_over_an_input(cli, write):
     p = write("p.py", ABC_ANY)
     data = write("events.csv", EVENTS)

@@ -142,3 +142,13 @@ def test_a_raising_condition_is_reported_as_the_nfa_reports_it(evaluator):
         return str(info.value)
 
     assert failure(evaluator) == failure("nfa")
+
+
+def test_an_event_hierarchy_in_a_batch_runs_on_the_nfa():
+    from flowcep.hierarchy import Hierarchy
+    from flowcep.runtime.bounded import batch_evaluator
+
+    hierarchy = Hierarchy().define("pair", abc_any())
+    assert batch_evaluator("auto", hierarchy, streaming=False, timeouts_out=False) == "nfa"
+    with pytest.raises(ValueError, match="event hierarchy runs on the NFA"):
+        batch_evaluator("tree", hierarchy, streaming=False, timeouts_out=False)

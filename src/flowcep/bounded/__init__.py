@@ -5,13 +5,17 @@ they serve (``plan.py`` lists the class); ``planner.py`` chooses between them an
 """
 
 from flowcep.bounded.evaluate import evaluate, explain, run_nfa, run_plan, timestamps
+from flowcep.bounded.operators import Composite, SequenceOperator, Stream
 from flowcep.bounded.plan import BoundedPattern, UnsupportedPattern, compile_bounded, support
 from flowcep.bounded.planner import EVALUATORS, Plan, plan
 
 __all__ = [
     "EVALUATORS",
     "BoundedPattern",
+    "Composite",
     "Plan",
+    "SequenceOperator",
+    "Stream",
     "UnsupportedPattern",
     "compile_bounded",
     "evaluate",

@@ -8,13 +8,14 @@ out in a fixed order that may differ from the NFA's. The multiset of matches is 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Union
 
+from flowcep.bounded.operators import SequenceOperator, run_operators
 from flowcep.bounded.optiseq import run_optiseq
-from flowcep.bounded.plan import BoundedPattern
+from flowcep.bounded.plan import BoundedPattern, compile_bounded
 from flowcep.bounded.planner import Plan, plan
-from flowcep.bounded.predicates import Lists, to_match
+from flowcep.bounded.predicates import Lists, match_maker
 from flowcep.bounded.tree import run_tree
 from flowcep.nfa import NFA, NFACompiler
 from flowcep.pattern import ConditionError, Pattern
@@ -93,11 +94,14 @@ def run_plan(
     bp = chosen.bounded
     lists = chosen.lists
     assert isinstance(bp, BoundedPattern) and isinstance(lists, Lists)
+    if not all(lists.steps):
+        return []  # a step without events: no match (the planner made no plans)
     if chosen.evaluator == "optiseq":
         cands = run_optiseq(bp, events, ts, chosen.optiseq, lists)
     else:
         cands = run_tree(bp, events, ts, None if reorder else chosen.tree, reorder, lists)
-    return [(c[-1][-1], to_match(bp, events, c)) for c in cands]
+    make = match_maker(bp, events)
+    return [(c[-1][-1], make(c)) for c in cands]
 
 
 def evaluate(
@@ -107,6 +111,7 @@ def evaluate(
     timestamp: Timestamp,
     evaluator: str = "auto",
     reorder_predicates: bool = False,
+    operators: Mapping[str, SequenceOperator] | None = None,
 ) -> list[Match]:
     """Every match of ``pattern`` over one key's ``events`` (see the module docstring for the
     order). ``evaluator``: "nfa", "optiseq", "tree" or "auto" (the planner's choice); an explicit
@@ -115,8 +120,19 @@ def evaluate(
     rate (conditions must then be free of side effects).
 
     A condition that raises in a bounded evaluator makes the NFA run instead: errors are the
-    NFA's, on the event and step it tests."""
+    NFA's, on the event and step it tests.
+
+    ``operators`` (with ``evaluator="tree"``): user-defined operators by the step each joins to
+    the ones before it (``operators.py``); the tree is then left-deep, every node runs its
+    operator, and the matches are the operators' (Flink's only with ``SequenceOperator``).
+    A condition that raises then raises its ``ConditionError``."""
     ts = timestamps(events, timestamp)
+    if operators is not None:
+        if evaluator != "tree":
+            raise ValueError(f"operators run in the tree evaluator: give evaluator='tree', not {evaluator!r}")
+        bp = compile_bounded(pattern)
+        make = match_maker(bp, events)
+        return [make(c) for c in run_operators(bp, events, ts, operators)]
     chosen = plan(pattern, events, ts, evaluator)
     try:
         return [m for _, m in run_plan(chosen, pattern, events, ts, reorder_predicates)]
@@ -130,4 +146,4 @@ def evaluate(
 
 def explain(pattern: Pattern, events: Sequence[Any], *, timestamp: Timestamp, evaluator: str = "auto") -> str:
     """The planner's account for ``pattern`` over ``events`` (see ``Plan.explain``)."""
-    return plan(pattern, events, timestamps(events, timestamp), evaluator).explain()
+    return plan(pattern, events, timestamps(events, timestamp), evaluator, detailed=True).explain()

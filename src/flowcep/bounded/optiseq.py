@@ -10,7 +10,8 @@
    step's event and the window's bound. A purely simple negation is checked by binary search as
    soon as both its neighbours are bound.
 4. Verification: iterative conditions and iterative negations run last, on complete candidates,
-   in pattern order.
+   in pattern order; a check's result is kept by the positions of the steps it reads, for the
+   other candidates that share them.
 """
 
 from __future__ import annotations
@@ -23,7 +24,14 @@ from typing import Any
 import attrs
 
 from flowcep.bounded.plan import BoundedPattern
-from flowcep.bounded.predicates import Candidate, Checker, Lists, order_key, windowed_subsets
+from flowcep.bounded.predicates import (
+    Candidate,
+    Checker,
+    Lists,
+    predicates,
+    sort_candidates,
+    windowed_subsets,
+)
 
 
 @attrs.frozen(slots=True)
@@ -79,7 +87,9 @@ def run_optiseq(
     has_neg = [bool(g) for g in negations]
     chosen: list[tuple[int, ...]] = [()] * h
     found: list[Candidate] = []
-    needs_check = any(s.rest for s in steps) or any(n_.rest for g in negations for n_ in g)
+    # each check keeps its results by the positions of the steps it needs: complete candidates
+    # share them
+    checks = [checker.test(p, 0, h - 1) for p in predicates(bp)]
 
     def gaps_ok(j: int) -> bool:
         if j > 0 and has_neg[j - 1] and chosen[j - 1]:
@@ -93,8 +103,10 @@ def run_optiseq(
     def expand(depth: int, first_ts: int, last_ts: int) -> None:
         if depth == h:
             cand = tuple(chosen)
-            if not needs_check or checker.full_holds(cand):
-                found.append(cand)
+            for check in checks:
+                if not check(cand):
+                    return
+            found.append(cand)
             return
         j = order[depth]
         positions = lists.steps[j]
@@ -144,5 +156,5 @@ def run_optiseq(
         chosen[j] = ()
 
     expand(0, 0, 0)
-    found.sort(key=order_key)
+    sort_candidates(bp, found)
     return found

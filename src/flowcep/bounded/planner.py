@@ -4,8 +4,8 @@
 sizes (exact, since the data is bounded) and the independence model of ``tree.interval_cards``
 (how many partial matches span steps ``a..b``):
 
-- the NFA pays a fixed cost per event plus, per live partial match, a cost per event it sees
-  while its window is open;
+- the NFA pays a fixed cost per event plus, per partial match, a cost to start it and a cost
+  per event it sees while its window is open;
 - OptiSeq pays the buffer filter (one call per event and step), one unit per partial
   candidate along its expansion order (built before any iterative predicate) and a binary
   search per step expanded, then the verification of each complete candidate;
@@ -18,7 +18,6 @@ below ``MARGIN`` times the NFA's, so that a misestimate rarely costs speed.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,24 +25,30 @@ import attrs
 
 from flowcep.bounded.optiseq import OptiSeqPlan, plan_optiseq
 from flowcep.bounded.plan import BoundedPattern, UnsupportedPattern, compile_bounded
-from flowcep.bounded.predicates import Lists
-from flowcep.bounded.tree import TreePlan, interval_cards, plan_tree, predicates
+from flowcep.bounded.predicates import Lists, predicates
+from flowcep.bounded.tree import PREDICATE_COST, SEARCH_COST, TreePlan, check_cost, interval_cards, plan_tree
 from flowcep.pattern import Pattern
 
 EVALUATORS = ("nfa", "optiseq", "tree", "auto")
 
-#: the NFA's cost per event (its loop, the shared buffer) and per live run per event
+#: the NFA's cost per event (its loop, the shared buffer), per partial match it starts or
+#: extends (a new run, its buffer entry, its pruning), and per live run per event
 NFA_EVENT = 12.0
+NFA_START = 24.0
 NFA_RUN = 4.0
 #: a buffer-filter call, and a partial candidate of OptiSeq's expansion or of a tree operator
 FILTER = 1.0
 EXPAND = 3.0
 VERIFY = 10.0
 TREE = 2.0
-#: each evaluator's time per unit, relative to the NFA's (the benchmark's median ratios)
-OPTISEQ_SCALE = 1.3
-TREE_SCALE = 1.9
+#: each evaluator's time per unit, relative to the NFA's: above the benchmark's median ratios,
+#: a bias towards the NFA (docs/bounded.md §4)
+OPTISEQ_SCALE = 1.4
+TREE_SCALE = 1.7
 MARGIN = 0.6
+#: ``auto`` runs a key with fewer events on the NFA, unplanned: the bounded evaluators' fixed
+#: cost per key (lists, estimates, plans) is then more than the NFA's whole work
+SMALL_KEY = 32
 
 
 @attrs.frozen(slots=True)
@@ -104,7 +109,7 @@ def estimate(
     raw = interval_cards(bp, sizes, neg_sizes, span)
     seen = n * min(1.0, bp.window / span) / 2 if bp.window > 0 else n / 2
     live = sum(card[0][j] for j in range(h - 1))
-    nfa = n * NFA_EVENT + live * seen * NFA_RUN
+    nfa = n * NFA_EVENT + live * (NFA_START + seen * NFA_RUN)
     filters = n * (h + sum(len(g) for g in bp.negations)) * FILTER
     o = plan_optiseq(bp, sizes)
     bound_lo = bound_hi = o.start
@@ -112,9 +117,10 @@ def estimate(
     for j in o.order[1:]:
         before = raw[bound_lo][bound_hi]
         bound_lo, bound_hi = min(bound_lo, j), max(bound_hi, j)
-        expansion += raw[bound_lo][bound_hi] + before * math.log2(sizes[j] + 2)
-    verification = raw[0][h - 1] * len(preds) * VERIFY
-    t = plan_tree(bp, sizes, neg_sizes, span)
+        expansion += raw[bound_lo][bound_hi] + before * SEARCH_COST
+    full = raw[0][h - 1]
+    verification = sum(check_cost(raw, p, 0, h - 1, full) for p in preds) * VERIFY / PREDICATE_COST
+    t = plan_tree(bp, sizes, neg_sizes, span, cards=(raw, card))
     costs = {
         "nfa": nfa,
         "optiseq": (filters + expansion * EXPAND + verification) * OPTISEQ_SCALE,
@@ -129,10 +135,12 @@ def plan(
     ts: Sequence[int],
     evaluator: str = "auto",
     bounded: BoundedPattern | None = None,
+    detailed: bool = False,
 ) -> Plan:
     """Choose an evaluator for ``pattern`` over one key's bounded, time-ordered ``events``
     (``bounded``: ``compile_bounded(pattern)`` if already made, as for many keys). An explicit
-    bounded evaluator raises ``UnsupportedPattern`` for a pattern outside the class."""
+    bounded evaluator raises ``UnsupportedPattern`` for a pattern outside the class.
+    ``detailed``: make the estimates and plans even where the choice needs none (for explain)."""
     if evaluator not in EVALUATORS:
         raise ValueError(f"evaluator must be one of {', '.join(map(repr, EVALUATORS))}, got {evaluator!r}")
     if evaluator == "nfa":
@@ -143,9 +151,22 @@ def plan(
         if evaluator == "auto":
             return Plan("nfa", f"the NFA serves {exc.feature}", {})
         raise
+    small = evaluator == "auto" and len(events) < SMALL_KEY
+    small_reason = f"{len(events)} events, fewer than {SMALL_KEY}: planning would cost more than it saves"
+    if small and not detailed:
+        return Plan("nfa", small_reason, {})
     lists = Lists.build(bp, events)
+    empty = next((s.name for s, x in zip(bp.steps, lists.steps) if not x), None)
+    empty_reason = f"no event passes the conditions of step {empty!r}: no match"
+    chosen = "optiseq" if evaluator == "auto" else evaluator
+    if empty is not None and not small and not detailed:
+        return Plan(chosen, empty_reason, {}, bp, lists=lists)
     span = ts[-1] - ts[0] + 1 if ts else 1
     costs, o, t = estimate(bp, lists, len(events), span)
+    if small:
+        return Plan("nfa", small_reason, costs, bp, o, t, lists)
+    if empty is not None:
+        return Plan(chosen, empty_reason, costs, bp, o, t, lists)
     if evaluator != "auto":
         return Plan(evaluator, "requested", costs, bp, o, t, lists)
     best = min(("optiseq", "tree"), key=costs.__getitem__)

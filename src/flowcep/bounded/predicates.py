@@ -12,14 +12,16 @@ predicate waits for the root, where every step is bound.
 
 from __future__ import annotations
 
+import functools
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import combinations
 from typing import Any
 
 import attrs
 
 from flowcep.bounded.plan import BoundedPattern, Conjunct, Step
+from flowcep.bounded.readset import strings_reached
 from flowcep.pattern import ConditionError
 
 Candidate = tuple[tuple[int, ...], ...]
@@ -31,21 +33,34 @@ class Unbound(BaseException):
 
 
 class Context:
-    """What an iterative condition sees (the NFA's ``ConditionContext`` API)."""
+    """What an iterative condition sees (the NFA's ``ConditionContext`` API), read lazily from a
+    candidate: ``cand`` binds steps ``lo..``; steps before ``upto`` are matched, step ``upto``
+    has the events ``own`` (its earlier iterations), later steps none yet."""
 
-    __slots__ = ("_match", "_timestamp", "_unbound")
+    __slots__ = ("_checker", "_cand", "_lo", "_upto", "_own", "_timestamp")
 
-    def __init__(self, match: dict[str, list[Any]], timestamp: int, unbound: frozenset[str]) -> None:
-        self._match = match
+    def __init__(
+        self, checker: Checker, cand: Candidate, lo: int, upto: int, own: Sequence[Any], timestamp: int
+    ) -> None:
+        self._checker = checker
+        self._cand = cand
+        self._lo = lo
+        self._upto = upto
+        self._own = own
         self._timestamp = timestamp
-        self._unbound = unbound
 
     def get_events_for_pattern(self, name: str) -> list[Any]:
         if name is None:
             raise TypeError("The pattern name cannot be null.")
-        if name in self._unbound:
+        k = self._checker.index.get(name)
+        if k is None or k > self._upto:
+            return []
+        if k == self._upto:
+            return list(self._own)
+        if k < self._lo:
             raise Unbound(name)
-        return list(self._match.get(name, ()))
+        events = self._checker.events
+        return [events[i] for i in self._cand[k - self._lo]]
 
     def timestamp(self) -> int:
         return self._timestamp
@@ -126,10 +141,53 @@ def windowed_subsets(
                 yield (first,) + tail
 
 
+@attrs.frozen(slots=True)
+class Predicate:
+    """An iterative check: step ``index``'s ``conjuncts`` (kind "step") or negated step ``k`` of
+    gap ``index`` (kind "not"); it needs steps ``need_lo..need_hi`` bound."""
+
+    kind: str
+    index: int
+    k: int
+    conjuncts: tuple[Conjunct, ...]
+    need_lo: int
+    need_hi: int
+    label: str
+
+
+@functools.lru_cache(maxsize=32)
+def predicates(bp: BoundedPattern, split_conjuncts: bool = False) -> tuple[Predicate, ...]:
+    """The iterative checks of ``bp`` in pattern order, each with the steps it needs (cached:
+    the runtime plans every key with the same pattern)."""
+    names = bp.names
+    index = {name: i for i, name in enumerate(names)}
+
+    def lowest(objs: Sequence[Any], upto: int) -> int:
+        read = set().union(*(strings_reached(o) for o in objs))
+        return min([upto] + [index[n] for n in read if n in index and index[n] <= upto])
+
+    out: list[Predicate] = []
+    for s, step in enumerate(bp.steps):
+        if step.rest:
+            groups = [(c,) for c in step.rest] if split_conjuncts else [step.rest]
+            for g in groups:
+                text = " and ".join(c.text for c in g)
+                out.append(
+                    Predicate("step", s, 0, g, lowest([c.fn for c in g], s), s, f"{step.name}: {text}")
+                )
+        if s < len(bp.negations):
+            for k, n in enumerate(bp.negations[s]):
+                if n.rest:
+                    text = " and ".join(c.text for c in n.rest)
+                    lo = lowest([c.fn for c in n.rest], s)
+                    out.append(Predicate("not", s, k, n.rest, lo, s + 1, f"not {n.name}: {text}"))
+    return tuple(out)
+
+
 class Checker:
     """Evaluates iterative conditions and negations of candidates over one key's events."""
 
-    __slots__ = ("bp", "events", "ts", "lists", "names")
+    __slots__ = ("bp", "events", "ts", "lists", "names", "index")
 
     def __init__(self, bp: BoundedPattern, events: Sequence[Any], ts: Sequence[int], lists: Lists) -> None:
         self.bp = bp
@@ -137,24 +195,21 @@ class Checker:
         self.ts = ts
         self.lists = lists
         self.names = bp.names
-
-    def _prefix(self, cand: Candidate, lo: int, upto: int) -> dict[str, list[Any]]:
-        events = self.events
-        names = self.names
-        return {names[k]: [events[i] for i in cand[k - lo]] for k in range(lo, upto)}
+        self.index = {name: k for k, name in enumerate(self.names)}
 
     def step_holds(self, conjuncts: Sequence[Conjunct], s: int, cand: Candidate, lo: int) -> bool:
         """The conjuncts of step ``s`` hold on each of its events; ``cand`` binds steps ``lo..``."""
-        match = self._prefix(cand, lo, s)
-        own: list[Any] = []
         name = self.names[s]
-        match[name] = own
-        unbound = frozenset(self.names[:lo])
         events = self.events
         ts = self.ts
-        for i in cand[s - lo]:
+        positions = cand[s - lo]
+        if len(positions) == 1:
+            i = positions[0]
+            return passes(conjuncts, name, events[i], Context(self, cand, lo, s, (), ts[i]))
+        own: list[Any] = []
+        for i in positions:
             event = events[i]
-            if not passes(conjuncts, name, event, Context(match, ts[i], unbound)):
+            if not passes(conjuncts, name, event, Context(self, cand, lo, s, own, ts[i])):
                 return False
             own.append(event)
         return True
@@ -185,34 +240,69 @@ class Checker:
         a, b = between(self.lists.negations[gap][k], after, before)
         if a == b:
             return True
-        match = self._prefix(cand, lo, gap + 1)
-        unbound = frozenset(self.names[:lo])
         events = self.events
         ts = self.ts
         for i in self.lists.negations[gap][k][a:b]:
-            if passes(n.rest, n.name, events[i], Context(match, ts[i], unbound)):
+            if passes(n.rest, n.name, events[i], Context(self, cand, lo, gap + 1, (), ts[i])):
                 return False
         return True
 
-    def full_holds(self, cand: Candidate) -> bool:
-        """Every iterative condition and negation holds on a complete candidate (pattern order)."""
-        bp = self.bp
-        for s, step in enumerate(bp.steps):
-            if step.rest and not self.step_holds(step.rest, s, cand, 0):
-                return False
-        for gap, negs in enumerate(bp.negations):
-            for k, n in enumerate(negs):
-                if n.rest and not self.negation_holds(gap, k, cand, 0):
-                    return False
-        return True
+    def check(self, p: Predicate, cand: Candidate, lo: int) -> bool:
+        """Predicate ``p`` holds on ``cand``, which binds steps ``lo..``."""
+        if p.kind == "step":
+            return self.step_holds(p.conjuncts, p.index, cand, lo)
+        return self.negation_holds(p.index, p.k, cand, lo)
+
+    def test(self, p: Predicate, lo: int, hi: int) -> Callable[[Candidate], bool]:
+        """Predicate ``p`` as a test of candidates over steps ``lo..hi``. One that needs fewer
+        steps than those sees the same steps again in many candidates: its results are kept
+        by those steps' positions (conditions are free of side effects)."""
+        check = self.check
+        if p.need_lo == lo and p.need_hi == hi:
+            return lambda cand: check(p, cand, lo)
+        known: dict[Candidate, bool | None] = {}
+        a, b = p.need_lo - lo, p.need_hi - lo + 1
+
+        def remembered(cand: Candidate) -> bool:
+            passed = known.get(cand[a:b])
+            if passed is None:
+                key = cand[a:b]
+                if key not in known:
+                    try:
+                        passed = known[key] = check(p, key, p.need_lo)
+                        return passed
+                    except Unbound:
+                        # it reads a step below those (``readset`` guessed wrong): each time
+                        # on the whole candidate
+                        known[key] = None
+                return check(p, cand, lo)
+            return passed
+
+        return remembered
 
 
-def to_match(bp: BoundedPattern, events: Sequence[Any], cand: Candidate) -> dict[str, list[Any]]:
-    """A candidate as the NFA's match: step name -> its events, in pattern order."""
-    return {s.name: [events[i] for i in positions] for s, positions in zip(bp.steps, cand)}
+def match_maker(bp: BoundedPattern, events: Sequence[Any]) -> Callable[[Candidate], dict[str, list[Any]]]:
+    """``to_match`` for many candidates of one key: the names and the event lookup made once."""
+    names = bp.names
+    get = events.__getitem__
+
+    def make(cand: Candidate) -> dict[str, list[Any]]:
+        return dict(zip(names, [[get(p[0])] if len(p) == 1 else list(map(get, p)) for p in cand]))
+
+    return make
 
 
 def order_key(cand: Candidate) -> tuple[int, tuple[int, ...]]:
     """The documented output order: by the last event's position, then position by position."""
     flat = tuple(i for positions in cand for i in positions)
     return flat[-1], flat
+
+
+def _single_key(cand: Candidate) -> tuple[int, Candidate]:
+    return cand[-1][-1], cand
+
+
+def sort_candidates(bp: BoundedPattern, found: list[Candidate]) -> None:
+    """Sort ``found`` in ``order_key`` order. Without a looping step every step holds one
+    position, so the candidates themselves compare as their flattened positions do."""
+    found.sort(key=order_key if any(s.looping for s in bp.steps) else _single_key)

@@ -24,7 +24,6 @@ lowest first, re-sorting as it goes.
 
 from __future__ import annotations
 
-import functools
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
@@ -32,56 +31,25 @@ from typing import Any
 
 import attrs
 
-from flowcep.bounded.plan import BoundedPattern, Conjunct
-from flowcep.bounded.predicates import Candidate, Checker, Lists, Unbound, order_key, windowed_subsets
-from flowcep.bounded.readset import strings_reached
+from flowcep.bounded.plan import BoundedPattern
+from flowcep.bounded.predicates import (
+    Candidate,
+    Checker,
+    Lists,
+    Predicate,
+    Unbound,
+    predicates,
+    sort_candidates,
+    windowed_subsets,
+)
 
 _RESORT_EVERY = 64
 #: a predicate check costs this many join steps (it builds the context a condition reads)
 PREDICATE_COST = 6.0
-
-
-@attrs.frozen(slots=True)
-class Predicate:
-    """An iterative check: step ``index``'s ``conjuncts`` (kind "step") or negated step ``k`` of
-    gap ``index`` (kind "not"); it needs steps ``need_lo..need_hi`` bound."""
-
-    kind: str
-    index: int
-    k: int
-    conjuncts: tuple[Conjunct, ...]
-    need_lo: int
-    need_hi: int
-    label: str
-
-
-@functools.lru_cache(maxsize=32)
-def predicates(bp: BoundedPattern, split_conjuncts: bool = False) -> tuple[Predicate, ...]:
-    """The iterative checks of ``bp`` in pattern order, each with the steps it needs (cached:
-    the runtime plans every key with the same pattern)."""
-    names = bp.names
-    index = {name: i for i, name in enumerate(names)}
-
-    def lowest(objs: Sequence[Any], upto: int) -> int:
-        read = set().union(*(strings_reached(o) for o in objs))
-        return min([upto] + [index[n] for n in read if n in index and index[n] <= upto])
-
-    out: list[Predicate] = []
-    for s, step in enumerate(bp.steps):
-        if step.rest:
-            groups = [(c,) for c in step.rest] if split_conjuncts else [step.rest]
-            for g in groups:
-                text = " and ".join(c.text for c in g)
-                out.append(
-                    Predicate("step", s, 0, g, lowest([c.fn for c in g], s), s, f"{step.name}: {text}")
-                )
-        if s < len(bp.negations):
-            for k, n in enumerate(bp.negations[s]):
-                if n.rest:
-                    text = " and ".join(c.text for c in n.rest)
-                    lo = lowest([c.fn for c in n.rest], s)
-                    out.append(Predicate("not", s, k, n.rest, lo, s + 1, f"not {n.name}: {text}"))
-    return tuple(out)
+#: a look-up of a kept predicate result
+LOOKUP_COST = 0.5
+#: a binary search in a sorted list (``bisect``, in C: about one join step at these sizes)
+SEARCH_COST = 1.0
 
 
 @attrs.frozen(slots=True)
@@ -167,20 +135,33 @@ def interval_cards(
     return card
 
 
+def check_cost(raw: Sequence[Sequence[float]], p: Predicate, lo: int, hi: int, pairs: float) -> float:
+    """What checking ``p`` on ``pairs`` candidates over steps ``lo..hi`` costs: a check each,
+    unless ``p`` needs fewer steps; then a look-up each, and a check per distinct binding of
+    the steps it needs (``Checker.test`` keeps the results)."""
+    if p.need_lo == lo and p.need_hi == hi:
+        return pairs * PREDICATE_COST
+    return pairs * LOOKUP_COST + min(pairs, raw[p.need_lo][p.need_hi]) * PREDICATE_COST
+
+
 def plan_tree(
     bp: BoundedPattern,
     sizes: Sequence[int],
     neg_sizes: Sequence[Sequence[int]],
     span: int,
     reorder: bool = False,
+    cards: tuple[list[list[float]], list[list[float]]] | None = None,
 ) -> TreePlan:
     """The cheapest tree by the cost model (see the module docstring): an operator costs a
-    binary search per left input plus, per pair it tests, one unit and ``PREDICATE_COST`` per
-    predicate."""
+    binary search per left input plus, per pair it tests, one unit and its predicates'
+    ``check_cost``. ``cards``: ``interval_cards`` without and with the predicates, if made."""
     preds = predicates(bp, split_conjuncts=reorder)
     h = len(bp.steps)
-    raw = interval_cards(bp, sizes, neg_sizes, span)
-    card = interval_cards(bp, sizes, neg_sizes, span, preds)
+    if cards is not None and not reorder:  # the planner's, for the same predicates
+        raw, card = cards
+    else:
+        raw = interval_cards(bp, sizes, neg_sizes, span)
+        card = interval_cards(bp, sizes, neg_sizes, span, preds)
     best: dict[tuple[int, int], Node] = {}
     for s in range(h):
         here = tuple(i for i, p in enumerate(preds) if p.need_lo == s and p.need_hi == s)
@@ -198,18 +179,21 @@ def plan_tree(
                     if _within(lo, hi, p) and not _within(lo, m, p) and not _within(m + 1, hi, p)
                 )
                 pairs = raw[lo][hi] * 0.5 ** (below - len(here))
-                seek = left.card * (1.0 + math.log2(right.card + 1.0))
-                cost = left.cost + right.cost + seek + pairs * (1 + len(here) * PREDICATE_COST)
+                seek = left.card * SEARCH_COST
+                checks = sum(check_cost(raw, preds[i], lo, hi, pairs) for i in here)
+                cost = left.cost + right.cost + seek + pairs + checks
                 options.append(Node(lo, hi, left, right, here, card[lo][hi], cost))
             best[(lo, hi)] = min(options, key=lambda node: node.cost)
     return TreePlan(best[(0, h - 1)], tuple(preds), reorder)
 
 
-Entry = tuple[Candidate, tuple[int, ...]]  # a candidate over a node's steps, and its deferred predicates
+#: the predicates deferred to the root for some candidates of a node (see ``TreeRun.filter``)
+Deferred = dict[Candidate, tuple[int, ...]]
 
 
-class _Run:
-    """One evaluation of a plan over one key's events."""
+class TreeRun:
+    """One evaluation of a plan over one key's events. A node gives its candidates sorted by
+    first position, and those of its candidates with deferred predicates."""
 
     def __init__(
         self, plan: TreePlan, bp: BoundedPattern, events: Sequence[Any], ts: Sequence[int], lists: Lists
@@ -221,29 +205,35 @@ class _Run:
         self.checker = Checker(bp, events, ts, lists)
         self.stats: dict[int, list[int]] = {}
 
-    def check(self, p: Predicate, cand: Candidate, lo: int) -> bool:
-        if p.kind == "step":
-            return self.checker.step_holds(p.conjuncts, p.index, cand, lo)
-        return self.checker.negation_holds(p.index, p.k, cand, lo)
-
-    def filter(self, node: Node, entries: list[Entry]) -> list[Entry]:
-        """Keep the entries that pass the node's predicates; defer those that read unbound steps."""
+    def filter(self, node: Node, cands: list[Candidate], deferred: Deferred) -> list[Candidate]:
+        """Keep the candidates that pass the node's predicates, in order. A predicate that
+        reads a step the node does not bind (``Unbound``) is added to ``deferred``."""
         if not node.preds:
-            return entries
-        preds = self.plan.preds
+            return cands
         order = list(node.preds)
+        preds = self.plan.preds
+        tests = {i: self.checker.test(preds[i], node.lo, node.hi) for i in order}
+        out: list[Candidate] = []
+        if len(order) == 1:
+            (i,) = order
+            test = tests[i]
+            for cand in cands:
+                try:
+                    if test(cand):
+                        out.append(cand)
+                except Unbound:
+                    deferred[cand] = deferred.get(cand, ()) + (i,)
+                    out.append(cand)
+            return out
         reorder = self.plan.reorder
         stats = self.stats
-        seen = 0
-        out: list[Entry] = []
-        lo = node.lo
-        for cand, pending in entries:
+        for seen, cand in enumerate(cands, 1):
             ok = True
             for i in order:
                 try:
-                    passed = self.check(preds[i], cand, lo)
+                    passed = tests[i](cand)
                 except Unbound:
-                    pending = pending + (i,)
+                    deferred[cand] = deferred.get(cand, ()) + (i,)
                     continue
                 if reorder:
                     counts = stats.setdefault(i, [0, 0])
@@ -253,66 +243,81 @@ class _Run:
                     ok = False
                     break
             if ok:
-                out.append((cand, pending))
-            if reorder:
-                seen += 1
-                if seen % _RESORT_EVERY == 0:
-                    order.sort(key=lambda i: (stats[i][1] + 1) / (stats[i][0] + 2) if i in stats else 0.5)
+                out.append(cand)
+            if reorder and seen % _RESORT_EVERY == 0:
+                order.sort(key=lambda i: (stats[i][1] + 1) / (stats[i][0] + 2) if i in stats else 0.5)
         return out
 
-    def leaf(self, node: Node) -> list[Entry]:
+    def leaf(self, node: Node) -> tuple[list[Candidate], Deferred]:
         s = node.lo
         step = self.bp.steps[s]
         positions = self.lists.steps[s]
-        if step.looping:
+        cands: list[Candidate]
+        if step.looping:  # windowed_subsets gives them by first position
             subsets = windowed_subsets(positions, self.ts, self.bp.window, step.min_times, step.max_times)
-            entries: list[Entry] = [((c,), ()) for c in subsets]
-            entries.sort(key=lambda e: e[0][0])
+            cands = [(c,) for c in subsets]
         else:
-            entries = [(((i,),), ()) for i in positions]
-        return self.filter(node, entries)
+            cands = [((i,),) for i in positions]
+        deferred: Deferred = {}
+        return self.filter(node, cands, deferred), deferred
 
-    def join(self, node: Node) -> list[Entry]:
+    def join(self, node: Node) -> tuple[list[Candidate], Deferred]:
         assert node.left is not None and node.right is not None
-        left = self.evaluate(node.left)
-        right = self.evaluate(node.right)
+        left, ldeferred = self.evaluate(node.left)
+        right, rdeferred = self.evaluate(node.right)
+        deferred: Deferred = {}
         if not left or not right:
-            return []
+            return [], deferred
         ts = self.ts
         n = len(ts)
         window = self.bp.window
         gap = node.left.hi
         simple_neg = any(not x.rest for x in self.bp.negations[gap])
-        checker = self.checker
-        firsts = [cand[0][0] for cand, _ in right]
-        count = len(right)
-        out: list[Entry] = []
-        for lcand, lpending in left:
+        holds = self.checker.simple_negation_holds
+        # a right candidate of one event ends where it starts: inside the window
+        one_event = node.right.lo == node.right.hi and not self.bp.steps[node.right.lo].looping
+        firsts = [cand[0][0] for cand in right]
+        out: list[Candidate] = []
+        for lcand in left:
             last = lcand[-1][-1]
             end = bisect_left(ts, ts[lcand[0][0]] + window) if window > 0 else n
             j = bisect_right(firsts, last)
-            while j < count and firsts[j] < end:
-                rcand, rpending = right[j]
-                j += 1
+            k = bisect_left(firsts, end, j)
+            if one_event and not simple_neg:
+                out += [lcand + rcand for rcand in right[j:k]]
+                continue
+            for rcand in right[j:k]:
                 if rcand[-1][-1] >= end:
                     continue
-                if simple_neg and not checker.simple_negation_holds(gap, last, rcand[0][0]):
+                if simple_neg and not holds(gap, last, rcand[0][0]):
                     continue
-                out.append((lcand + rcand, lpending + rpending))
-        return self.filter(node, out)
+                out.append(lcand + rcand)
+        if ldeferred or rdeferred:
+            mid = node.left.hi + 1 - node.lo
+            for cand in out:
+                before = ldeferred.get(cand[:mid], ()) + rdeferred.get(cand[mid:], ())
+                if before:
+                    deferred[cand] = before
+        return self.filter(node, out, deferred), deferred
 
-    def evaluate(self, node: Node) -> list[Entry]:
+    def evaluate(self, node: Node) -> tuple[list[Candidate], Deferred]:
         if node.left is None:
             return self.leaf(node)
         return self.join(node)
 
     def run(self) -> list[Candidate]:
         preds = self.plan.preds
-        found = []
-        for cand, pending in self.evaluate(self.plan.root):
-            if all(self.check(preds[i], cand, 0) for i in sorted(pending)):
-                found.append(cand)
-        found.sort(key=order_key)
+        check = self.checker.check
+        found, deferred = self.evaluate(self.plan.root)
+        if deferred:
+            found = [
+                cand
+                for cand in found
+                if cand not in deferred or all(check(preds[i], cand, 0) for i in sorted(deferred[cand]))
+            ]
+        else:
+            found = list(found)
+        sort_candidates(self.bp, found)
         return found
 
 
@@ -332,4 +337,4 @@ def run_tree(
         plan = plan_tree(
             bp, [len(x) for x in lists.steps], [[len(x) for x in g] for g in lists.negations], span, reorder
         )
-    return _Run(plan, bp, events, ts, lists).run()
+    return TreeRun(plan, bp, events, ts, lists).run()

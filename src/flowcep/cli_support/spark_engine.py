@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from flowcep.connectors.spark.detect import build, check_columns
 from flowcep.connectors.spark.values import dumps, duration_ms
 from flowcep.hierarchy.event import ComplexEvent, plain_match
+from flowcep.runtime.bounded import batch_evaluator
 
 CLI_SCHEMA = "kind string, key string, timestamp long, record string"
 
@@ -141,6 +142,7 @@ def run_cli(
     select: Callable[[Any], Any] | None,
     timeout: Callable[[Any], Any] | None = None,
     emit: list[str] | None = None,
+    evaluator: str = "nfa",
 ) -> CliResults:
     """A batch run over one file; yields the CLI's JSON records (docs/spark.md, "The command line").
 
@@ -148,7 +150,10 @@ def run_cli(
     timestamp, then key. ``fmt`` is ``csv``, ``jsonl`` or ``parquet``. ``pattern`` may be an event
     hierarchy, whose ``emit`` levels come out (default: the top levels). The session is the active
     one, else a local one (UTC) that is stopped when the iterator is exhausted or closed.
+    ``evaluator``: as ``detect``'s; the output carries timeouts, so with a window ``"auto"`` runs
+    the NFA and an explicit bounded evaluator is a ``ValueError``.
     """
+    evaluator = batch_evaluator(evaluator, pattern, streaming=False, timeouts_out=True)
     spark, own = _cli_session()
     try:
         fmt = (fmt or "").lower()
@@ -175,6 +180,7 @@ def run_cli(
             _CliFormat(select, timeout),
             CLI_SCHEMA,
             emit=emit,
+            evaluator=evaluator,
         )
         rows = out.orderBy(F.col("timestamp").asc_nulls_first(), F.col("key").asc_nulls_first(), "kind")
         return CliResults(rows.toLocalIterator(), spark.stop if own else None)

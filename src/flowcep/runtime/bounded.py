@@ -22,6 +22,7 @@ from operator import attrgetter, itemgetter, le
 from typing import Any
 
 from flowcep.bounded import EVALUATORS, compile_bounded, plan, run_plan, support
+from flowcep.bounded.planner import SMALL_KEY
 from flowcep.nfa import NFACompiler
 from flowcep.pattern import ConditionError, Pattern
 from flowcep.runtime.functions import extractor
@@ -57,6 +58,35 @@ def nfa_only(evaluator: str, *, timeout_handling: bool, processing_time: bool, c
     return reason
 
 
+def batch_evaluator(evaluator: str, pattern: Pattern, *, streaming: bool, timeouts_out: bool) -> str:
+    """The evaluator of a run whose input is read whole (Spark batch, ``flowcep run --engine
+    spark``): ``evaluator``, or ``"nfa"`` for ``"auto"`` when only the NFA serves the run, which
+    is when its output carries timeouts (``timeouts_out``) and the pattern has a window. Refuses
+    an unknown evaluator, a bounded one on a stream, and an explicit one the pattern or the
+    output rules out (``UnsupportedPattern``, ``ValueError``)."""
+    if evaluator not in EVALUATORS:
+        raise ValueError(f"evaluator must be one of {', '.join(map(repr, EVALUATORS))}, got {evaluator!r}")
+    if evaluator == "nfa":
+        return evaluator
+    if not isinstance(pattern, Pattern):  # an event hierarchy (flowcep.hierarchy): levels of NFAs
+        if evaluator == "auto":
+            return "nfa"
+        raise ValueError(f"evaluator={evaluator!r} runs a Pattern; an event hierarchy runs on the NFA")
+    if streaming:
+        raise ValueError(
+            f"evaluator={evaluator!r} reads a key's rows whole: it needs a batch DataFrame; "
+            "use evaluator='nfa' on a stream"
+        )
+    _, window, windows = NFACompiler.compile_states(pattern)  # an illegal pattern fails here
+    # only a pattern with a window times out
+    timeouts = timeouts_out and (window > 0 or bool(windows))
+    if nfa_only(evaluator, timeout_handling=timeouts, processing_time=False, comparator=None):
+        return "nfa"
+    if evaluator != "auto":
+        compile_bounded(pattern)
+    return evaluator
+
+
 def bounded_outputs(
     events: Any,
     pattern: Pattern,
@@ -85,6 +115,8 @@ def bounded_outputs(
     except Exception:
         return None  # a bad timestamp or an unhashable key: the operator reports it
     stamps, late, keys = split
+    if evaluator == "auto" and len(elements) < SMALL_KEY * len(keys):
+        return None  # keys this small go to the NFA one by one: the operator does that best
     found: list[tuple[tuple[int, int, int], Output]] = []
     bounded = compile_bounded(pattern)  # once for all keys (the class was checked above)
     nfa = None
@@ -99,7 +131,12 @@ def bounded_outputs(
             chosen = plan(pattern, own, times, evaluator, bounded)
             if chosen.evaluator == "nfa" and nfa is None:
                 nfa = NFACompiler.compile(pattern)
-            for rank, (last, match) in enumerate(run_plan(chosen, pattern, own, times, nfa=nfa)):
+            matches = run_plan(chosen, pattern, own, times, nfa=nfa)
+            if len(keys) == 1:
+                # every evaluator gives one key's matches in the order of the position of their
+                # last (or emitting) event: already the output order
+                return late + [make_output(MATCH, key, m, stamps[positions[last]]) for last, m in matches]
+            for rank, (last, match) in enumerate(matches):
                 at = positions[last]
                 found.append(((stamps[at], at, rank), make_output(MATCH, key, match, stamps[at])))
     except ConditionError:

@@ -10,6 +10,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from flowcep.runtime.bounded import batch_evaluator
+
 from .batch import build_batch
 from .matcher import INTERNAL_SCHEMA, LEVELS_INTERNAL_SCHEMA, Matcher, is_hierarchy, select_arity
 from .streaming import DEFAULT_BUCKETS, build_stream
@@ -31,6 +33,7 @@ def detect(
     buckets: int = DEFAULT_BUCKETS,
     observe: str | None = None,
     emit: Sequence[str] | None = None,
+    evaluator: str = "nfa",
 ) -> DataFrame:
     """Run ``pattern`` over ``df`` per ``key`` in ``timestamp`` order; a DataFrame of results.
 
@@ -54,6 +57,11 @@ def detect(
     hashed into (fixed for the life of a checkpoint). ``observe`` (default output only) names
     Spark observed metrics counting each kind of result: a streaming query reports them per
     micro-batch in its progress (``query.lastProgress["observedMetrics"][observe]``).
+    ``evaluator`` (batch only): ``"nfa"`` (the default), or ``"optiseq"``, ``"tree"`` or
+    ``"auto"``, the bounded-data evaluators of docs/bounded.md, run on each key's rows. They give
+    no timed-out partial matches: with a window and an output that carries timeouts (the
+    default output, a 3-argument ``select``), ``"auto"`` runs the NFA and the others are an
+    error; ``select(match)`` carries matches only.
     """
     invalid = bad_input_choice(on_error, on_invalid)
     if (select is None) != (output_schema is None):
@@ -73,6 +81,8 @@ def detect(
     if observe is not None and select is not None:
         raise ValueError("observe counts the default output's kinds: it does not go with select")
     levels = list(emit) if emit is not None else None
+    mode = "default" if select is None else "select1" if select_arity(select) == 1 else "select3"
+    evaluator = batch_evaluator(evaluator, pattern, streaming=df.isStreaming, timeouts_out=mode != "select1")
     if select is None:
         internal = LEVELS_INTERNAL_SCHEMA if is_hierarchy(pattern) else INTERNAL_SCHEMA
         out = build(
@@ -88,12 +98,24 @@ def detect(
             internal,
             buckets,
             levels,
+            evaluator,
         )
         return out if observe is None else observed(out, observe)
     assert output_schema is not None  # given with select (checked above)
-    mode = "select1" if select_arity(select) == 1 else "select3"
     return build(
-        df, pattern, key_names, timestamp, delay, ttl, invalid, mode, select, output_schema, buckets, levels
+        df,
+        pattern,
+        key_names,
+        timestamp,
+        delay,
+        ttl,
+        invalid,
+        mode,
+        select,
+        output_schema,
+        buckets,
+        levels,
+        evaluator,
     )
 
 
@@ -155,6 +177,7 @@ def build(
     schema: T.StructType | str,
     buckets: int = DEFAULT_BUCKETS,
     emit: list[str] | None = None,
+    evaluator: str = "nfa",
 ) -> DataFrame:
     """The result DataFrame of ``df`` in one of the :class:`Matcher`'s modes."""
     from flowcep.nfa import NFACompiler
@@ -181,6 +204,7 @@ def build(
         on_invalid=on_invalid,
         recursive=any(isinstance(f.dataType, nested) for f in df.schema.fields),
         emit=emit,
+        evaluator=evaluator,
     )
     ms = timestamp_ms(df.schema[timestamp].dataType, timestamp)
     if df.isStreaming:

@@ -79,6 +79,7 @@ class Matcher:
         on_invalid: str,
         recursive: bool,
         emit: list[str] | None = None,
+        evaluator: str = "nfa",
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -99,15 +100,17 @@ class Matcher:
         if emit is not None and not self.levels:
             raise ValueError("emit names the levels of an event hierarchy: it goes with a Hierarchy only")
         self.emit_levels = emit
+        self.evaluator = evaluator  # batch: "nfa", or a bounded evaluator (docs/bounded.md)
         self._init_caches()
 
     def _init_caches(self) -> None:
         self._op: Any = None
+        self._bounded: Any = None
         self.event_class = event_class(self.user_fields)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        for name in ("_op", "event_class"):
+        for name in ("_op", "_bounded", "event_class"):
             state.pop(name, None)
         return state
 
@@ -169,7 +172,9 @@ class Matcher:
 
     # -- batch: one key's events, sorted by time; then the end of input
 
-    def run_key(self, key: tuple[Any, ...], events: Iterable[Row], out: list[Any]) -> None:
+    def run_key(self, key: tuple[Any, ...], events: list[Row], out: list[Any]) -> None:
+        if self.evaluator != "nfa" and self.run_key_bounded(key, events, out):
+            return
         op = self.operator()
         bad_key = self.key_positions is not None and None in key
         process = self.processor(op)
@@ -183,6 +188,35 @@ class Matcher:
             if outputs:
                 emit(outputs, out)
         emit(op.flush(), out)
+
+    def run_key_bounded(self, key: tuple[Any, ...], events: list[Row], out: list[Any]) -> bool:
+        """``run_key`` through the bounded evaluator (or the planner's choice); False, with
+        nothing emitted, when the NFA must run instead: a null key, or a condition that raised
+        (the operator then reports the row as usual)."""
+        from flowcep.bounded import compile_bounded, plan, run_plan
+        from flowcep.pattern import ConditionError
+        from flowcep.runtime.output import MATCH, make_output
+
+        if self.key_positions is not None and None in key:
+            return False
+        valid = [e for e in events if _item(e, -1) is not None]
+        times = [_item(e, -1) for e in valid]
+        if self._bounded is None:
+            self._bounded = compile_bounded(self.pattern)
+        try:
+            chosen = plan(self.pattern, valid, times, self.evaluator, self._bounded)
+            if chosen.evaluator == "nfa":
+                return False
+            matches = run_plan(chosen, self.pattern, valid, times)
+        except ConditionError:
+            return False
+        for e in events:
+            if _item(e, -1) is None:  # rows sort nulls first: no match is lost by reporting them now
+                self.invalid(key, e, None, out)
+        positions = self.key_positions
+        op_key = None if positions is None else key[0] if len(positions) == 1 else key
+        self.emit([make_output(MATCH, op_key, m, times[last]) for last, m in matches], out)
+        return True
 
     # -- results
 
