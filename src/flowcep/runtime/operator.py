@@ -671,9 +671,16 @@ class CepOperator:
                         if due is NOT_DUE or ts < due:
                             self._sched.push(ks, ts)
                     else:
+                        times = ks.times
+                        if (
+                            not times
+                            and current < watermark
+                            and watermark >= ks.head_ts
+                            and self._fire_head_alone(ks, event, ts, watermark, out)
+                        ):
+                            continue
                         # after the head: the usual cases, a time after the last or equal to it,
                         # written out (_buffer does the others)
-                        times = ks.times
                         last = times[-1] if times else ks.head_ts
                         if ts > last and times is not None:
                             times.append(ts)
@@ -718,6 +725,110 @@ class CepOperator:
             # arrival counters of those timestamps can go (PathlessBuffer.advance_time's own
             # test, first without the call)
             pathless.advance_time(watermark)
+
+    def _fire_head_alone(self, ks: KeyState, event: Any, ts: int, watermark: int, out: list[Output]) -> bool:
+        """The usual step of ordered input, fused: ``event`` at ``ts`` comes to a key that buffers
+        one element, its head, and the watermark it generates makes that key, alone, due at its
+        head. Buffering ``event`` and then ``_fire(watermark)`` would put ``event`` in the key's
+        lists, fire the head and move ``event`` up to the head; here ``event`` becomes the head at
+        once and the old head is processed as ``_fire_key`` does. False (nothing done): the
+        schedule has something else due (the caller then takes the general path).
+
+        Same outputs, state and schedule as the general path (``ReferenceOperator`` is held to
+        both by the property tests); an exception leaves the key and the operator as ``_fire``
+        would (``event`` buffered, the key scheduled, the firing to resume).
+        """
+        head = ks.head
+        t = ks.head_ts
+        sched = self._sched
+        dues = sched.dues
+        if (
+            ks.due != t
+            or dues[0] != t
+            or type(head) is Several
+            or not (len(dues) == 1 or dues[1] > watermark and (len(dues) == 2 or dues[2] > watermark))
+        ):
+            return False
+        entries = sched.due_keys[t]
+        if len(entries) != 1:
+            return False
+        # no longer due (listed at t until it is scheduled again, below: one heap operation)
+        ks.due = NOT_DUE
+        self._watermark = watermark
+        state = ks.state
+        timers = ks.timers
+        if timers and timers[0] <= watermark:
+            del timers[: count_through(timers, watermark)]
+        taken = False  # the head was taken, the element took its place
+        try:
+            # _fire_key's head, one element (its comments say why each test is written out)
+            deadline = ks.deadline
+            if deadline is UNKNOWN:
+                deadline = ks.deadline = self.nfa.next_deadline(state)
+            if (deadline is not None and deadline <= t) or state.completed_matches.queue:
+                self._advance(ks, t, out)
+            ks.head = event
+            ks.head_ts = ts
+            taken = True  # (consumed, also if processing it raises: see _feed)
+            # _feed_event written out (the call is a fifth of this path's own cost)
+            try:
+                matches = self.nfa.process(ks.buffer, state, head, t)
+            except ConditionError as exc:
+                self._condition_failed(ks, head, t, exc, out)
+                matches = None  # (the runs are unchanged, no start run took the element)
+            except BaseException:
+                ks.deadline = UNKNOWN
+                raise
+            if state.runs_changed:
+                state.runs_changed = False
+                ks.deadline = UNKNOWN
+                window_time = self._window_timer  # 0: no window timers
+                if window_time and state.new_start_partial_match:
+                    due = t + window_time
+                    if not timers or due > timers[-1]:
+                        timers.append(due)
+                    else:
+                        at = bisect_left(timers, due)
+                        if timers[at] != due:
+                            timers.insert(at, due)
+            if matches:
+                self.matches += len(matches)
+                key = ks.key
+                for match in matches:
+                    out.append(make_output(MATCH, key, match, t))
+            deadline = ks.deadline
+            if deadline is UNKNOWN:
+                deadline = ks.deadline = self.nfa.next_deadline(state)
+            if (deadline is not None and deadline <= watermark) or state.completed_matches.queue:
+                self._advance(ks, watermark, out)
+        except BaseException:
+            if not taken:
+                insert(ks, event, ts)  # buffered behind the head, as the general path has it
+            self._resume = True
+            raise
+        finally:
+            pathless = self._pathless
+            if pathless is None:
+                ks.buffer.advance_time(watermark)
+            state.new_start_partial_match = False
+            if timers and timers[0] <= watermark:
+                del timers[: count_through(timers, watermark)]
+            # Schedule.push, the listing at t taken over (its list and its place in the heap)
+            first = ks.head_ts
+            due = timers[0] if timers and timers[0] < first else first
+            due_keys = sched.due_keys
+            del due_keys[t]
+            listed = due_keys.get(due)
+            if listed is None:
+                due_keys[due] = entries
+                heapq.heapreplace(dues, due)
+            else:
+                listed.append(ks)
+                heapq.heappop(dues)
+            ks.due = due
+        if pathless is not None and len(pathless.events_count) > STALE_COUNTERS:
+            pathless.advance_time(watermark)
+        return True
 
     def _fire_keys(self, due: list[KeyState], watermark: int, out: list[Output]) -> None:
         """Fire the keys ``due`` (off the schedule) in order; if one raises, schedule the rest
@@ -914,14 +1025,7 @@ class CepOperator:
         try:
             matches = self.nfa.process(ks.buffer, state, event, timestamp)
         except ConditionError as exc:
-            bad = BadRecord(
-                event, f"condition raised {exc_text(exc.cause or exc)}", STAGE_CONDITION, exc.step
-            )
-            self.bad_records += 1
-            if self._raise:
-                self._errors.append((bad, ks.key, exc))
-            else:
-                out.append(Output(BAD_RECORD, ks.key, bad, timestamp))
+            self._condition_failed(ks, event, timestamp, exc, out)
             return
         except BaseException:
             ks.deadline = UNKNOWN
@@ -945,6 +1049,17 @@ class CepOperator:
             key = ks.key
             for match in matches:
                 out.append(make_output(MATCH, key, match, timestamp))
+
+    def _condition_failed(
+        self, ks: KeyState, event: Any, timestamp: int, exc: ConditionError, out: list[Output]
+    ) -> None:
+        """A condition raised for ``event``: its bad record (the key's runs are as they were)."""
+        bad = BadRecord(event, f"condition raised {exc_text(exc.cause or exc)}", STAGE_CONDITION, exc.step)
+        self.bad_records += 1
+        if self._raise:
+            self._errors.append((bad, ks.key, exc))
+        else:
+            out.append(Output(BAD_RECORD, ks.key, bad, timestamp))
 
     # ------------------------------------------------------------------ processing time
 
