@@ -1,0 +1,135 @@
+"""The fused step of ordered input (``CepOperator._fire_head_alone``): an element whose watermark
+makes its key, alone, due at its one buffered element. Random patterns and mostly ordered streams,
+fed in batches, give the same outputs and the same state through ``CepOperator`` and
+``ReferenceOperator`` (which buffers every element and fires through the plain path)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from core.helpers import Event, events, named
+from core.test_properties import compile_or_reject, pattern_specs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from flowcep import Pattern
+from flowcep.runtime import CepOperator, Output
+from flowcep.runtime.reference import ReferenceOperator
+from runtime.test_fast_paths import _same, _step
+
+BAD_PRICE = 9.0  # an event with this price makes every condition raise (a bad record)
+
+
+def _raising(*names: str) -> Any:
+    """``named(*names)``, raising ``ValueError`` for an event priced ``BAD_PRICE``."""
+    plain = named(*names)
+
+    def cond(e: Event) -> bool:
+        if e.price == BAD_PRICE:
+            raise ValueError("bad price")
+        return bool(plain(e))
+
+    return cond
+
+
+def _operators(pattern: Pattern, out_of_orderness: int, keys: int) -> list[CepOperator]:
+    return [
+        make(
+            pattern,
+            key_by=(lambda e: int(e.volume) % keys),
+            timestamp=lambda e: e.ts,
+            out_of_orderness=out_of_orderness,
+            on_error="side_output",
+        )
+        for make in (CepOperator, ReferenceOperator)
+    ]
+
+
+# (name, time step, bad, key, how many elements this batch ends after (0: it goes on), snapshot
+# after the batch): mostly one element per millisecond, sometimes two, now and then one behind
+ordered_streams = st.lists(
+    st.tuples(
+        st.sampled_from("abcx"),
+        st.sampled_from([1, 1, 1, 1, 2, 0, -1]),
+        st.sampled_from([False] * 9 + [True]),
+        st.integers(0, 3),
+        st.sampled_from([0, 0, 0, 1, 3]),
+        st.booleans(),
+    ),
+    min_size=8,
+    max_size=60,
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
+)
+@given(pattern_specs(), ordered_streams, st.sampled_from([0, 0, 0, 1, 3]), st.sampled_from([1, 1, 2]))
+def test_ordered_streams_fed_in_batches_give_the_outputs_and_state_of_the_reference(
+    spec: dict[str, Any],
+    stream: list[tuple[str, int, bool, int, int, bool]],
+    out_of_orderness: int,
+    keys: int,
+) -> None:
+    pattern, _ = compile_or_reject(spec, condition=_raising, negation_condition=_raising)
+    ops = _operators(pattern, out_of_orderness, keys)
+    t = 0
+    batch: list[Event] = []
+    for i, (name, step, bad, key, ends, snapshot) in enumerate(stream, start=1):
+        t = max(t + step, 1)
+        batch.append(Event(name=name, ts=t, id=i, volume=float(key), price=BAD_PRICE if bad else 0.0))
+        if ends and len(batch) >= ends:
+            _same(*[op.process_elements(batch) for op in ops], ops)
+            batch = []
+            if snapshot:  # and restored: the operators go on from their snapshots
+                for op in ops:
+                    op.restore(op.snapshot())
+    _same(*[op.process_elements(batch) for op in ops], ops)
+    _same(*[op.flush() for op in ops], ops)
+
+
+def test_ordered_input_of_one_key_takes_the_fused_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a followed_by b within 5 ms; each element after the first fires the one before it
+    pattern, _ = compile_or_reject(
+        dict(steps=[_step("a"), _step("b", "followed_by")], window=5, skip="no_skip")
+    )
+    fused: list[bool] = []
+    step = CepOperator._fire_head_alone
+
+    def counted(self: CepOperator, *args: Any) -> bool:
+        fused.append(step(self, *args))
+        return fused[-1]
+
+    monkeypatch.setattr(CepOperator, "_fire_head_alone", counted)
+    op = CepOperator(pattern, timestamp=lambda e: e.ts)
+    outputs = op.process_elements(events("a1 x2 b3 x4"))
+    assert fused == [True, True, True]
+    assert [(o.kind, o.value, o.timestamp) for o in outputs] == [
+        ("match", {"s0": [events("a1")[0]], "s1": [events("b3")[0]]}, 3)
+    ]
+    assert op.flush() == []
+
+
+class Stop(BaseException):
+    """Not an ``Exception``: a condition raising it is no bad record, it stops the stream."""
+
+
+def test_an_exception_out_of_the_fused_step_leaves_the_operator_as_the_reference_does() -> None:
+    def b_or_stop(e: Event) -> bool:
+        if e.id == 3:
+            raise Stop
+        return bool(e.name == "b")
+
+    pattern = Pattern.begin("a").where(named("a")).followed_by("b").where(b_or_stop).within(5)
+    ops = [make(pattern, timestamp=lambda e: e.ts) for make in (CepOperator, ReferenceOperator)]
+    # a1 waits for a b; x4's watermark fires x3, whose condition stops the stream (b5 is not read)
+    _same(*[op.process_elements(events("a1 x2 x3")) for op in ops], ops)
+    for op in ops:
+        with pytest.raises(Stop):
+            op.process_elements(events("x4 b5"))
+    # the firing resumes; x4 was buffered and is processed as usual, b6 does not come in time
+    _same(*[op.process_elements(events("b6")) for op in ops], ops)
+    outputs = [op.flush() for op in ops]
+    _same(*outputs, ops)
+    assert outputs[0] == [Output("timeout", None, {"a": events("a1")}, 6)]
