@@ -228,9 +228,14 @@ def _error(exc: BaseException, stage: str) -> dict[str, Any]:
 LONG_MIN = -(2**63)
 
 
-def run_case(case: dict[str, Any], pattern: Pattern | None = None) -> dict[str, Any]:
+def run_case(
+    case: dict[str, Any], pattern: Pattern | None = None, own_watermarks: bool = False
+) -> dict[str, Any]:
     """One case through flowcep (with ``pattern`` instead of the case's, if given); the result has
-    the shape of the Java oracle's."""
+    the shape of the Java oracle's.
+
+    ``own_watermarks``: the operator generates the same watermarks itself (``out_of_orderness``),
+    so that ordered input takes its fused step (``CepOperator._fire_head_alone``)."""
     result: dict[str, Any] = {"id": case["id"], "error": None, "matches": [], "timeouts": [], "late": []}
     if pattern is None:
         try:
@@ -238,17 +243,17 @@ def run_case(case: dict[str, Any], pattern: Pattern | None = None) -> dict[str, 
         except Exception as exc:
             result["error"] = _error(exc, "build")
             return result
+    ooo = int(case.get("out_of_orderness", 0))
     try:
         op = CepOperator(
             pattern,
             key_by=lambda e: e.key,
-            out_of_orderness=None,
+            out_of_orderness=ooo if own_watermarks else None,
             timeout_handling=bool(case.get("timeout", True)),
         )
     except Exception as exc:
         result["error"] = _error(exc, "compile")
         return result
-    ooo = int(case.get("out_of_orderness", 0))
     # each output with when it was emitted: the index of the event whose watermark released it
     # (None: the end of input), as the oracle's "match_at" and "timeout_at"
     outputs: list[tuple[Any, int | None]] = []
@@ -259,7 +264,8 @@ def run_case(case: dict[str, Any], pattern: Pattern | None = None) -> dict[str, 
             emitted = op.process_element(e, timestamp=e.ts)
             if e.ts > max_ts:
                 max_ts = e.ts
-            emitted += op.process_watermark(max_ts - ooo - 1)
+            if not own_watermarks:
+                emitted += op.process_watermark(max_ts - ooo - 1)
             outputs += [(o, idx) for o in emitted]
         outputs += [(o, None) for o in op.flush()]
     except Exception as exc:

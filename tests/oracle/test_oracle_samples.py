@@ -42,6 +42,13 @@ def test_sample_agrees_with_recorded_flink(sample: dict[str, Any]) -> None:
     assert canonical(mine, emitted) == canonical(sample["flink"], emitted), sample.get("note", "")
 
 
+@pytest.mark.parametrize("sample", BASIC, ids=[s["case"]["id"] for s in BASIC])
+def test_sample_agrees_with_recorded_flink_with_the_operators_own_watermarks(sample: dict[str, Any]) -> None:
+    mine = flowcep_runner.run_case(sample["case"], own_watermarks=True)
+    emitted = both_emitted(sample["flink"], mine)
+    assert canonical(mine, emitted) == canonical(sample["flink"], emitted), sample.get("note", "")
+
+
 # Reduced cases of intentional deviations (docs/semantics.md 10): what each side does is asserted.
 DEVIATIONS = {
     "div-a-s1-28": "Flink throws a NullPointerException, flowcep runs the pattern (10.1)",
