@@ -120,10 +120,13 @@ class NFAState(JavaPriorityQueue):
     time then (docs/runtime.md §8).
     """
 
-    __slots__ = ("completed_matches", "new_start_partial_match", "runs_changed")
+    __slots__ = ("completed_matches", "new_start_partial_match", "runs_changed", "unbound")
 
     def __init__(self, runs: list[ComputationState] | None = None) -> None:
         super().__init__(runs or ())
+        # some run may be known by its state's name only (given here, or restored): the NFA finds
+        # the runs' decision slots before it next reads them (runs it makes have theirs)
+        self.unbound = bool(runs)
         self.completed_matches = NO_COMPLETED_MATCHES
         # Flink's flag: a start run took an event with a timestamp > 0 (the operator then
         # registers a window timer); the operator resets it, it is not part of snapshots
@@ -133,11 +136,13 @@ class NFAState(JavaPriorityQueue):
         self.runs_changed = False
 
     @classmethod
-    def of_start_runs(cls, runs: list[ComputationState]) -> NFAState:
+    def of_start_runs(cls, runs: list[ComputationState], unbound: bool = True) -> NFAState:
         """The state of a new key: ``runs``, start runs (their own list), which all sort equal,
-        so that adding them one by one would leave them in this order."""
+        so that adding them one by one would leave them in this order. ``unbound`` False: the
+        runs have their decision slots (the NFA made them)."""
         state = cls()
         state.queue = runs
+        state.unbound = unbound
         return state
 
     @property
@@ -169,6 +174,7 @@ class NFAState(JavaPriorityQueue):
         self.completed_matches = NO_COMPLETED_MATCHES if completed is None else completed
         self.new_start_partial_match = False
         self.runs_changed = False
+        self.unbound = True
 
     def __repr__(self) -> str:
         return f"NFAState(partial={list(self.queue)}, completed={list(self.completed_matches)})"

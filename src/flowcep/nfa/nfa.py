@@ -120,7 +120,9 @@ class NFA:
         if len(names) == 1:
             # the usual case without a loop (on PyPy a loop of one turn splits the trace; W5
             # makes a key's state for about one event in ten)
-            return NFAState.of_start_runs([ComputationState.start(names[0])])
+            run = ComputationState.start(names[0])
+            run.slot = self._slots[names[0]]
+            return NFAState.of_start_runs([run], False)
         return NFAState.of_start_runs([ComputationState.start(name) for name in names])
 
     def next_deadline(self, state: NFAState) -> int | None:
@@ -195,10 +197,11 @@ class NFA:
         # Decisions of states whose conditions are all simple depend only on the event: each
         # state's slot keeps its decision for the call that made it (its epoch; no dict per call,
         # one lookup per run); the states whose decisions are made per run say so in their slot.
-        slots = self._slots
         epoch = self._epoch = self._epoch + 1
         final_cache: dict[str, Any] | None = None  # _decide's finals, per call
         runs = state.queue
+        if state.unbound:
+            self._bind(state)
         # from the first run that changes on (runs[first]): each run and its decision, None
         # when the run survives unchanged (same version, same entry: Flink's lock + release of
         # the entry cancel out). One list, and no enumerate or zip: under PyPy a loop of a few
@@ -208,8 +211,6 @@ class NFA:
         decision: Any
         for run in runs:
             slot = run.slot
-            if slot.__class__ is str:  # a run made by name (a start run, by the search, restored)
-                slot = run.slot = slots[slot]
             if slot.epoch == epoch:
                 decision = slot.decision
             elif slot.per_run:
@@ -320,6 +321,16 @@ class NFA:
             if handle.event_id is not None and buffer.keeps_paths:
                 buffer.release_event(handle.event_id)
 
+    def _bind(self, state: NFAState) -> None:
+        """Give every run of ``state`` known by its state's name that state's decision slot
+        (``process`` reads a run's slot without asking; restored runs and runs given to
+        ``NFAState`` have names)."""
+        slots = self._slots
+        for run in state.runs():
+            if run.slot.__class__ is str:
+                run.slot = slots[run.slot]
+        state.unbound = False
+
     def _plan(self, name: str, decision: Decision, keeps_paths: bool) -> Plan:
         """``decision``'s plan for runs in state ``name`` (see ``flowcep.nfa.plans``)."""
         return compile_plan(decision, name, self.states[name].is_start, self._kinds, keeps_paths, self._slots)
@@ -414,6 +425,7 @@ class NFA:
         previous_entry = run.previous_entry
         timestamp = handle.timestamp
         lock_node = buffer.lock_node
+        slots = self._slots  # each new run gets its state's slot (process reads it)
         handed_over = False
         for i, edge in enumerate(edges):
             target = edge.target
@@ -426,6 +438,7 @@ class NFA:
                     new_version = increase(version, total_take_to_skip + ignore_branches_to_visit) + (0,)
                     ignore_branches_to_visit -= 1
                 new_run = ComputationState(target, previous_entry, new_version, run.start_event_id)
+                new_run.slot = slots[target]
                 result.append(new_run)
                 if previous_entry is not None:
                     lock_node(previous_entry, new_version)
@@ -453,6 +466,7 @@ class NFA:
                 else:
                     start_event_id = run.start_event_id
                 new_run = ComputationState(target, new_entry, next_version, start_event_id)
+                new_run.slot = slots[target]
                 result.append(new_run)
                 # the partial match of the new run, lazily (see flowcep.nfa.context.current_match)
                 if run.match is not None:
@@ -462,12 +476,15 @@ class NFA:
                 final = finals[i]
                 if final is not None:
                     final_run = ComputationState(final, new_entry, next_version, start_event_id)
+                    final_run.slot = slots[final]
                     final_run.match = new_run.match
                     result.append(final_run)
                     lock_node(new_entry, next_version)
         if is_start:
             start_version = increase(version, self_state(total_ignores, total_takes))
-            result.append(ComputationState.start(current_name, start_version))
+            start_run = ComputationState.start(current_name, start_version)
+            start_run.slot = slots[current_name]
+            result.append(start_run)
         if previous_entry is not None and not handed_over:
             buffer.release_node(previous_entry, version)
         return result
