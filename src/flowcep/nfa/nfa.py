@@ -216,7 +216,12 @@ class NFA:
             elif slot.per_run:
                 table = slot.table
                 if table is not None:
-                    decision = table(event, ConditionContext(buffer, run, timestamp))
+                    ctx = ConditionContext(buffer, run, timestamp)
+                    decision = table(event, ctx)
+                    if ctx._matched is None:
+                        # it read no partial match: the decision holds for every run of the state
+                        slot.decision = decision
+                        slot.epoch = epoch
                 else:
                     handle = handle or EventHandle(event, timestamp)
                     decision = self._decide(buffer, run, handle, slot.state, None)
