@@ -58,6 +58,8 @@ class _CliFormat:
                 if self.timeout is not None
                 else {"match": matcher.events_dict(value)}
             )
+        elif kind == "dropped":
+            record = {"match": matcher.events_dict(value)}
         else:
             (row,) = value[kind]
             record = {"event": matcher.row_dict(row)}
@@ -118,6 +120,7 @@ def run_cli(
     out_of_orderness: int | timedelta | str,
     select: Callable[[Any], Any] | None,
     timeout: Callable[[Any], Any] | None = None,
+    partial_match_limit: Any = None,
 ) -> CliResults:
     """A batch run over one file; yields the CLI's JSON records (docs/spark.md, "The command line").
 
@@ -150,6 +153,7 @@ def run_cli(
             "format",
             _CliFormat(select, timeout),
             CLI_SCHEMA,
+            partial_match_limit=partial_match_limit,
         )
         rows = out.orderBy(F.col("timestamp").asc_nulls_first(), F.col("key").asc_nulls_first(), "kind")
         return CliResults(rows.toLocalIterator(), spark.stop if own else None)

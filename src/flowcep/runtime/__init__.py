@@ -8,6 +8,7 @@ from flowcep.runtime.functions import (
     TimedOutPartialMatchHandler,
 )
 from flowcep.runtime.gctuning import tune_gc
+from flowcep.runtime.limits import DroppedPartialMatch, PartialMatchLimit, PartialMatchLimitError
 from flowcep.runtime.operator import LONG_MAX, LONG_MIN, CepOperator
 from flowcep.runtime.options import OperatorOptions
 from flowcep.runtime.output import BadRecord, BadRecordError, HeldBackMatchesWarning, Output
@@ -15,6 +16,7 @@ from flowcep.runtime.snapshot import SnapshotError
 from flowcep.runtime.stream import (
     BAD_RECORDS,
     CEP,
+    DROPPED_PARTIAL_MATCHES,
     LATE_DATA,
     TIMED_OUT,
     PatternStream,
@@ -25,6 +27,7 @@ from flowcep.runtime.stream import (
 __all__ = [
     "BAD_RECORDS",
     "CEP",
+    "DROPPED_PARTIAL_MATCHES",
     "LATE_DATA",
     "LONG_MAX",
     "LONG_MIN",
@@ -34,10 +37,13 @@ __all__ = [
     "CepOperator",
     "Collector",
     "Context",
+    "DroppedPartialMatch",
     "HeldBackMatchesWarning",
     "Output",
     "OperatorOptions",
     "OutputTag",
+    "PartialMatchLimit",
+    "PartialMatchLimitError",
     "PatternProcessFunction",
     "PatternStream",
     "ResultStream",

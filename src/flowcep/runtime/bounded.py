@@ -43,10 +43,14 @@ def check_evaluator(evaluator: str, events: Any, pattern: Pattern) -> None:
         compile_bounded(pattern)
 
 
-def nfa_only(evaluator: str, *, timeout_handling: bool, processing_time: bool, comparator: Any) -> str | None:
+def nfa_only(
+    evaluator: str, *, timeout_handling: bool, processing_time: bool, comparator: Any, limited: bool = False
+) -> str | None:
     """Why only the NFA can serve this run (None: any evaluator can); explicit choices raise."""
     reason = None
-    if timeout_handling:
+    if limited:
+        reason = "a partial-match limit (the bounded evaluators keep no partial matches to drop)"
+    elif timeout_handling:
         reason = "timed-out partial matches (the bounded evaluators give none)"
     elif processing_time:
         reason = "processing time"

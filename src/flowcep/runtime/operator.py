@@ -47,6 +47,7 @@ from flowcep.runtime.keystate import (
     spill,
     unspill,
 )
+from flowcep.runtime.limits import Limiter, PartialMatchLimit
 from flowcep.runtime.options import OperatorOptions, comparator_key
 from flowcep.runtime.output import (
     BAD_RECORD,
@@ -128,6 +129,7 @@ class CepOperator:
         "bad_records",
         "_window_timer",
         "_idle",
+        "_limiter",
     )
 
     def __init__(
@@ -142,6 +144,7 @@ class CepOperator:
         clock: Callable[[], int] | None = None,
         on_error: str = "raise",
         timeout_handling: bool = True,
+        partial_match_limit: PartialMatchLimit | None = None,
     ) -> None:
         options = OperatorOptions(
             key_by=key_by,
@@ -151,6 +154,7 @@ class CepOperator:
             processing_time=processing_time,
             clock=clock,
             on_error=on_error,
+            partial_match_limit=partial_match_limit,
         )
         self._configure(pattern, options, timeout_handling)
 
@@ -211,6 +215,11 @@ class CepOperator:
         self.matches = 0
         self.timeouts = 0
         self.bad_records = 0
+        # None without a limit: the per-element path then checks nothing (flowcep.runtime.limits)
+        limit = self.options.partial_match_limit
+        self._limiter: Limiter | None = (
+            None if limit is None else Limiter(limit, 0 if self.nfa.window_times else self._window_timer)
+        )
 
     # ------------------------------------------------------------------ public API
 
@@ -333,6 +342,8 @@ class CepOperator:
             "shared_buffer_entries": entries,
             "keys": len(self._keys),
             "watermark": self._watermark,
+            "max_event_time": self._max_timestamp,
+            "dropped_partial_matches": 0 if self._limiter is None else self._limiter.dropped,
         }
 
     def reset(self) -> None:
@@ -348,6 +359,8 @@ class CepOperator:
             if ks is None:
                 return False
         ks.due = NOT_DUE  # listed in the schedule still, but no longer due there
+        if self._limiter is not None:
+            self._limiter.forget(key)
         return True
 
     def keys(self) -> list[Any]:
@@ -433,6 +446,9 @@ class CepOperator:
             ks.timers = timers
             self._idle[key] = ks
             self._schedule(ks)
+        if self._limiter is not None:
+            for ks in self._keys.values():
+                self._limiter.recount(ks)
 
     def _check(self) -> None:
         """Assert the invariants of every key's queue and of the schedule (for tests: between
@@ -871,6 +887,8 @@ class CepOperator:
             return
         ks.deadline = UNKNOWN
         matches, timed_out = nfa.advance_time(ks.buffer, state, timestamp)
+        if self._limiter is not None:
+            self._limiter.recount(ks)
         if matches:
             key = ks.key
             self.matches += len(matches)
@@ -921,6 +939,8 @@ class CepOperator:
         if state.runs_changed:
             state.runs_changed = False
             ks.deadline = UNKNOWN
+            if self._limiter is not None:
+                self._limiter.check(self._keys, ks, timestamp, out)
         window_time = self._window_timer  # 0: no window timers
         if window_time and state.new_start_partial_match:
             # Flink registers a timer at ts + window while the flag is up (until the firing ends)

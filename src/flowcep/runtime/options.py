@@ -9,6 +9,8 @@ from typing import Any, Final
 
 import attrs
 
+from flowcep.runtime.limits import PartialMatchLimit
+
 ON_ERROR: Final = ("raise", "side_output")
 
 
@@ -40,7 +42,8 @@ class OperatorOptions:
     or ``timedelta`` of the generated watermark's bound (None: no generated watermark);
     ``comparator``: ``compare(a, b) -> int`` (or an object with ``compare``) for equal timestamps;
     ``processing_time``; ``clock``: the processing-time clock (epoch ms by default); ``on_error``:
-    ``"raise"`` or ``"side_output"``.
+    ``"raise"`` or ``"side_output"``; ``partial_match_limit``: a ``PartialMatchLimit`` (None: Flink's
+    unbounded partial matches).
     """
 
     key_by: Callable[[Any], Hashable] | str | None = None
@@ -50,6 +53,9 @@ class OperatorOptions:
     processing_time: bool = attrs.field(default=False, converter=bool)
     clock: Callable[[], int] | None = attrs.field(default=None, validator=_check_clock)
     on_error: str = attrs.field(default="raise", validator=_check_on_error)
+    partial_match_limit: PartialMatchLimit | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(PartialMatchLimit))
+    )
 
 
 def comparator_key(comparator: Any) -> Callable[[Any], Any] | None:

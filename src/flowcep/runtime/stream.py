@@ -25,14 +25,16 @@ from flowcep.runtime.functions import (
     split_select_args,
 )
 from flowcep.runtime.handlers import Handler, handles_timeouts, wire
+from flowcep.runtime.limits import PartialMatchLimit
 from flowcep.runtime.operator import CepOperator
 from flowcep.runtime.options import OperatorOptions
-from flowcep.runtime.output import BAD_RECORD, LATE, MATCH, TIMEOUT, BadRecordError, Output
+from flowcep.runtime.output import BAD_RECORD, DROPPED, LATE, MATCH, TIMEOUT, BadRecordError, Output
 from flowcep.runtime.timestamps import wall_clock_millis
 
 LATE_DATA = OutputTag("late-data")
 TIMED_OUT = OutputTag("timed-out")
 BAD_RECORDS = OutputTag("bad-records")
+DROPPED_PARTIAL_MATCHES = OutputTag("dropped-partial-matches")
 
 
 class CEP:
@@ -40,12 +42,14 @@ class CEP:
 
     Built-in side outputs: ``CEP.LATE_DATA`` (late events), ``CEP.TIMED_OUT`` (default tag of
     ``select``/``flat_select`` timeout results), ``CEP.BAD_RECORDS`` (``BadRecord`` values, with
-    ``on_error="side_output"``).
+    ``on_error="side_output"``), ``CEP.DROPPED_PARTIAL_MATCHES`` (``DroppedPartialMatch`` values
+    of the partial-match limit).
     """
 
     LATE_DATA: ClassVar[OutputTag] = LATE_DATA
     TIMED_OUT: ClassVar[OutputTag] = TIMED_OUT
     BAD_RECORDS: ClassVar[OutputTag] = BAD_RECORDS
+    DROPPED_PARTIAL_MATCHES: ClassVar[OutputTag] = DROPPED_PARTIAL_MATCHES
 
     @staticmethod
     def pattern(
@@ -60,6 +64,9 @@ class CEP:
         clock: Callable[[], int] | None = None,
         on_error: str = "raise",
         evaluator: str = "nfa",
+        max_partial_matches_per_key: int | None = None,
+        max_partial_matches: int | None = None,
+        on_partial_match_limit: str | None = None,
     ) -> PatternStream:
         """Detect ``pattern`` in ``events`` (any iterable, possibly unbounded); see ``CepOperator``.
 
@@ -68,7 +75,12 @@ class CEP:
 
         ``evaluator``: ``"nfa"`` (the default), or for a finite, sized collection ``"optiseq"``,
         ``"tree"`` or ``"auto"`` (the planner's choice): the bounded-data evaluators of
-        docs/bounded.md, which give the same matches on the patterns they serve."""
+        docs/bounded.md, which give the same matches on the patterns they serve.
+
+        ``max_partial_matches_per_key`` / ``max_partial_matches`` (per operator) bound the partial
+        matches; ``on_partial_match_limit`` is what happens past them: ``"drop_oldest"`` (the
+        default), ``"drop_newest"`` or ``"fail"`` (see ``flowcep.runtime.limits``). Dropped ones
+        go to the side output ``CEP.DROPPED_PARTIAL_MATCHES``. None: Flink's unbounded state."""
         if not isinstance(pattern, Pattern):
             raise TypeError(f"CEP.pattern needs a Pattern, got {pattern!r}")
         check_evaluator(evaluator, events, pattern)
@@ -80,6 +92,9 @@ class CEP:
             processing_time=processing_time,
             clock=clock,
             on_error=on_error,
+            partial_match_limit=PartialMatchLimit.of(
+                max_partial_matches_per_key, max_partial_matches, on_partial_match_limit
+            ),
         )
         return PatternStream(events, pattern, options, evaluator=evaluator)
 
@@ -93,6 +108,7 @@ class PatternStream:
     options: OperatorOptions = OperatorOptions()
     late_data_tag: OutputTag = LATE_DATA
     evaluator: str = "nfa"
+    dropped_tag: OutputTag = DROPPED_PARTIAL_MATCHES
 
     # -------------------------------------------------------------- configuration
 
@@ -111,6 +127,13 @@ class PatternStream:
         if not isinstance(tag, OutputTag):
             raise TypeError(f"side_output_late_data needs an OutputTag, got {tag!r}")
         return attrs.evolve(self, late_data_tag=tag)
+
+    def side_output_dropped_partial_matches(self, tag: OutputTag) -> PatternStream:
+        """Send partial matches dropped by the limit to ``tag`` instead of
+        ``CEP.DROPPED_PARTIAL_MATCHES``."""
+        if not isinstance(tag, OutputTag):
+            raise TypeError(f"side_output_dropped_partial_matches needs an OutputTag, got {tag!r}")
+        return attrs.evolve(self, dropped_tag=tag)
 
     # -------------------------------------------------------------- results
 
@@ -172,6 +195,7 @@ class ResultStream(Iterator[Any]):
         self._iterator: Iterator[Any] | None = None
         self._function = fn
         self._late_tag = stream.late_data_tag
+        self._dropped_tag = stream.dropped_tag
         self._finished = False
         self._error: BaseException | None = None
         self._on_match: Handler = on_match
@@ -183,6 +207,7 @@ class ResultStream(Iterator[Any]):
             timeout_handling=timeout_handling,
             processing_time=options.processing_time,
             comparator=options.comparator,
+            limited=options.partial_match_limit is not None,
         ):
             self._evaluator = "nfa"
 
@@ -289,6 +314,8 @@ class ResultStream(Iterator[Any]):
                 self._side_queue(self._late_tag).append(o.value)
             elif kind == BAD_RECORD:
                 self._side_queue(BAD_RECORDS).append(o.value)
+            elif kind == DROPPED:
+                self._side_queue(self._dropped_tag).append(o.value)
 
 
 class SideOutputStream(Iterator[Any]):

@@ -30,6 +30,9 @@ def detect(
     state_ttl: int | timedelta | str | None = None,
     buckets: int = DEFAULT_BUCKETS,
     observe: str | None = None,
+    max_partial_matches_per_key: int | None = None,
+    max_partial_matches: int | None = None,
+    on_partial_match_limit: str | None = None,
 ) -> DataFrame:
     """Run ``pattern`` over ``df`` per ``key`` in ``timestamp`` order; a DataFrame of results.
 
@@ -47,7 +50,14 @@ def detect(
     hashed into (fixed for the life of a checkpoint). ``observe`` (default output only) names
     Spark observed metrics counting each kind of result: a streaming query reports them per
     micro-batch in its progress (``query.lastProgress["observedMetrics"][observe]``).
+    ``max_partial_matches_per_key`` / ``max_partial_matches`` and ``on_partial_match_limit``
+    bound the partial matches as ``CEP.pattern`` does (``flowcep.runtime.limits``); dropped ones
+    come out as kind ``dropped``. An operator here holds one key at a time in batch and one
+    bucket of keys in streaming: ``max_partial_matches`` bounds that.
     """
+    from flowcep.runtime.limits import PartialMatchLimit
+
+    limit = PartialMatchLimit.of(max_partial_matches_per_key, max_partial_matches, on_partial_match_limit)
     invalid = bad_input_choice(on_error, on_invalid)
     if (select is None) != (output_schema is None):
         raise ValueError("select and output_schema go together: give both or neither")
@@ -78,18 +88,23 @@ def detect(
             None,
             INTERNAL_SCHEMA,
             buckets,
+            limit,
         )
         return out if observe is None else observed(out, observe)
     assert output_schema is not None  # given with select (checked above)
     mode = "select1" if select_arity(select) == 1 else "select3"
-    return build(df, pattern, key_names, timestamp, delay, ttl, invalid, mode, select, output_schema, buckets)
+    return build(
+        df, pattern, key_names, timestamp, delay, ttl, invalid, mode, select, output_schema, buckets, limit
+    )
 
 
 def observed(out: DataFrame, name: str) -> DataFrame:
     """``out`` with Spark observed metrics ``name``: the results of each kind (per micro-batch)."""
     kind = F.col("kind")
     # count (not sum) of a when: 0, never null, in a micro-batch without results
-    counts = [F.count(F.when(kind == k, 1)).alias(k) for k in ("match", "timeout", "late", "invalid")]
+    counts = [
+        F.count(F.when(kind == k, 1)).alias(k) for k in ("match", "timeout", "late", "invalid", "dropped")
+    ]
     return out.observe(name, F.count(F.lit(1)).alias("results"), *counts)
 
 
@@ -142,6 +157,7 @@ def build(
     select: Callable[..., Any] | None,
     schema: T.StructType | str,
     buckets: int = DEFAULT_BUCKETS,
+    partial_match_limit: Any = None,
 ) -> DataFrame:
     """The result DataFrame of ``df`` in one of the :class:`Matcher`'s modes."""
     from flowcep.nfa import NFACompiler
@@ -160,6 +176,7 @@ def build(
         output_fields=list(out_schema.fieldNames()),
         on_invalid=on_invalid,
         recursive=any(isinstance(f.dataType, nested) for f in df.schema.fields),
+        partial_match_limit=partial_match_limit,
     )
     ms = timestamp_ms(df.schema[timestamp].dataType, timestamp)
     if df.isStreaming:

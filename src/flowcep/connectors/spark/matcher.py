@@ -62,6 +62,7 @@ class Matcher:
         output_fields: list[str],
         on_invalid: str,
         recursive: bool,
+        partial_match_limit: Any = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -78,6 +79,7 @@ class Matcher:
         self.output_fields = output_fields
         self.on_invalid = on_invalid
         self.recursive = recursive
+        self.partial_match_limit = partial_match_limit  # a PartialMatchLimit or None
         self._init_caches()
 
     def _init_caches(self) -> None:
@@ -119,6 +121,7 @@ class Matcher:
                 key_by=self.key_of(),
                 out_of_orderness=None,
                 on_error="raise" if self.on_invalid == "raise" else "side_output",
+                partial_match_limit=self.partial_match_limit,
             )
         else:
             op.reset()
@@ -184,6 +187,10 @@ class Matcher:
             elif kind == "late":
                 ms = _item(value, -1)
                 self._result(text, "late", o.timestamp, {"late": [value]}, ms, ms, out)
+            elif kind == "dropped":  # a partial match the limit dropped (runtime/limits.py)
+                match = value.match
+                times = [_item(e, -1) for events in match.values() for e in events]
+                self._result(text, "dropped", o.timestamp, match, min(times), max(times), out)
             else:  # a bad record: a condition raised on the row
                 record = getattr(value, "record", value)
                 step = getattr(value, "step", None)
