@@ -20,6 +20,8 @@ operator has no ``Limiter`` and does what Flink does.
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -105,11 +107,14 @@ class PartialMatchLimitError(RuntimeError):
         super().__init__(f"partial-match limit exceeded: {which} (policy 'fail')")
 
 
+_order = attrgetter("order")
+
+
 def count_partial(state: Any) -> int:
     """The partial matches of a key's NFA state: its runs that took a first event."""
     runs = state.queue
     # start runs sort last: they are the heap's leaves, but not necessarily its last slots
-    return len(runs) - [run.order for run in runs].count(NO_START)
+    return len(runs) - list(map(_order, runs)).count(NO_START)
 
 
 class Limiter:
@@ -178,13 +183,14 @@ class Limiter:
         state = ks.state
         if self._policy == "drop_oldest":
             # the heap's head is the earliest start (start runs sort last)
-            victims = [state.poll() for _ in range(n)]
-        else:
-            partial = [run for run in state.queue if run.order is not NO_START]
-            victims = heapq.nlargest(n, partial, key=_order)
-            chosen = {id(run) for run in victims}
-            state.remove_if(lambda run: id(run) in chosen)
-        self._release(ks, victims, timestamp, which, out)
+            self._release(ks, [state.poll() for _ in range(n)], timestamp, which, out)
+            return
+        partial = [run for run in state.queue if run.order is not NO_START]
+        victims = heapq.nlargest(n + 1, partial, key=_order)
+        survivor = victims.pop() if len(victims) > n else None  # the latest start left
+        chosen = {id(run) for run in victims}
+        state.remove_if(lambda run: id(run) in chosen)
+        self._release(ks, victims, timestamp, which, out, survivor)
 
     def _drop_oldest_of_all(
         self, keys: dict[Any, KeyState], current: KeyState, n: int, timestamp: int, out: list[Output]
@@ -207,9 +213,18 @@ class Limiter:
                 settle_dropped(keys, oldest)
 
     def _release(
-        self, ks: KeyState, victims: list[Any], timestamp: int, which: str, out: list[Output]
+        self,
+        ks: KeyState,
+        victims: list[Any],
+        timestamp: int,
+        which: str,
+        out: list[Output],
+        survivor: Any = NO_START,
     ) -> None:
-        """Release each dropped run's shared-buffer entries (as a timeout does) and emit it."""
+        """Release each dropped run's shared-buffer entries (as a timeout does) and emit it.
+
+        ``survivor``: NO_START when the victims were the key's oldest partial matches, else the
+        latest partial match left (None: none), the victims being the latest."""
         buffer = ks.buffer
         key = ks.key
         for run in victims:
@@ -220,31 +235,47 @@ class Limiter:
         self.dropped += len(victims)
         ks.deadline = UNKNOWN  # (the key's next timeout may have been a dropped run's)
         if self._window:
-            trim_timers(ks, self._window, timestamp)
+            if survivor is NO_START:
+                trim_oldest_timers(ks, self._window)
+            else:
+                trim_newest_timers(ks, self._window, timestamp, victims, survivor)
         self.recount(ks)
 
 
-def _order(run: Any) -> Any:
-    return run.order
+# Window timers of dropped partial matches go with them. A window timer (start + window) only
+# advances the key to time out the partial matches of that start; where the window is the
+# pattern's alone (no per-step windows) every partial match times out exactly at its own timer,
+# so the timer of a dropped one would time out nothing. Kept, a key would hold a timer per start
+# for a whole window: state without bound again. (The timer lists are changed in place: a
+# firing of the key holds them.)
 
 
-def trim_timers(ks: KeyState, window: int, timestamp: int) -> None:
-    """Keep only the key's window timers of partial matches that are left, and register none
-    for the element at ``timestamp`` unless a partial match it started is left.
-
-    A window timer (start + window) only advances the key to time out the partial matches of
-    that start; where the window is the pattern's alone (no per-step windows), every partial
-    match times out exactly at its own timer, so the timer of a dropped one would time out
-    nothing. Without this, a key would hold a timer per start for a whole window: state
-    without bound again.
-    """
+def trim_oldest_timers(ks: KeyState, window: int) -> None:
+    """After dropping the key's oldest partial matches: its timers before the oldest left's go,
+    all of them if none is left (and the element at work then registers none)."""
     state = ks.state
-    live = {run.order[0] + window for run in state.queue if run.order is not NO_START}
+    runs = state.queue
     timers = ks.timers
-    if timers:
-        # in place: a firing of the key holds the list
-        timers[:] = [t for t in timers if t in live]
-    if state.new_start_partial_match and timestamp + window not in live:
+    if not runs or runs[0].order is NO_START:
+        timers.clear()
+        state.new_start_partial_match = False
+    elif timers:
+        del timers[: bisect_left(timers, runs[0].order[0] + window)]
+
+
+def trim_newest_timers(ks: KeyState, window: int, timestamp: int, victims: list[Any], survivor: Any) -> None:
+    """After dropping the key's latest partial matches: their timers go, but for the start of
+    the latest left (``survivor``, None: none); the element at ``timestamp`` registers none unless
+    a partial match it started is left."""
+    state = ks.state
+    kept = None if survivor is None else survivor.order[0]
+    timers = ks.timers
+    for start in {run.order[0] for run in victims}:
+        if start != kept:
+            at = bisect_left(timers, start + window)
+            if at < len(timers) and timers[at] == start + window:
+                del timers[at]
+    if kept is None or kept < timestamp:
         state.new_start_partial_match = False
 
 
