@@ -21,7 +21,6 @@ import argparse
 import resource
 import sys
 import time
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,12 @@ from flowcep.runtime import CepOperator, PartialMatchLimit, tune_gc  # noqa: E40
 
 HOUR = 3_600_000
 MINUTE = 60_000
+
+
+def rss_mb() -> float:
+    """The process's resident memory now (Linux), in MB."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 1e6
 
 
 def main() -> None:
@@ -57,12 +62,16 @@ def main() -> None:
     op = CepOperator(pattern, timestamp=lambda e: e[1], partial_match_limit=limit)
     tune_gc()
     if args.trace:
+        import tracemalloc  # (CPython only)
+
         tracemalloc.start()
     print(
         f"{sys.implementation.name} {sys.version.split()[0]}, limit "
         f"{'none' if limit is None else f'{args.limit} per key, {args.policy}'}, skip {args.skip}"
     )
-    print("minute  events      partial  entries  timers  dropped     calls/event  traced_MB  events/s")
+    print(
+        "minute  events      partial  entries  timers  dropped     calls/event  traced_MB  rss_MB  events/s"
+    )
     step = args.every * MINUTE
     began = last_time = time.perf_counter()
     last_calls = 0
@@ -73,18 +82,20 @@ def main() -> None:
         now = time.perf_counter()
         stats = op.stats()
         ks = next(iter(op._keys.values()))
-        traced = f"{tracemalloc.get_traced_memory()[0] / 1e6:9.2f}" if args.trace else "        -"
+        traced = f"{tracemalloc.get_traced_memory()[0] / 1e6:9.2f}" if args.trace else "        -"  # noqa: F821
         print(
             f"{(start + step - 1) // MINUTE:6d}  {stats['events_in']:10,d}  {stats['partial_matches']:7,d}  "
             f"{stats['shared_buffer_entries']:7,d}  {len(ks.timers):6,d}  {stats['dropped_partial_matches']:10,d}"
-            f"  {(calls[0] - last_calls) / step:11.1f}  {traced}  {step / (now - last_time):8,.0f}",
+            f"  {(calls[0] - last_calls) / step:11.1f}  {traced}  {rss_mb():6.0f}  {step / (now - last_time):8,.0f}",
             flush=True,
         )
         last_calls = calls[0]
         last_time = now
     total = time.perf_counter() - began
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"{args.minutes * MINUTE:,} events in {total:.0f} s ({args.minutes * MINUTE / total:,.0f} events/s), peak RSS {rss:.0f} MB")
+    print(
+        f"{args.minutes * MINUTE:,} events in {total:.0f} s ({args.minutes * MINUTE / total:,.0f} events/s), peak RSS {rss:.0f} MB"
+    )
 
 
 if __name__ == "__main__":

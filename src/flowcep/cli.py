@@ -760,7 +760,7 @@ def _run_spark(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
                 out_of_orderness,
                 _jsonable_select(pf.select),
                 _jsonable_select(pf.timeout),
-                limit,
+                partial_match_limit=limit,
             )
             for item in results:
                 kind = str(item.get("kind", "match")) if isinstance(item, dict) else "match"

@@ -13,7 +13,8 @@ predicate waits for the root, where every step is bound.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from itertools import combinations
 from typing import Any
 
@@ -21,8 +22,13 @@ import attrs
 
 from flowcep.bounded.plan import BoundedPattern, Conjunct, Step
 from flowcep.pattern import ConditionError
+from flowcep.pattern.context import ConditionContextBase, wall_clock_millis
 
 Candidate = tuple[tuple[int, ...], ...]
+
+# the clock of the operator a bounded run serves (``runtime.bounded`` sets it for the run): what
+# ``Context.current_processing_time()`` reads, without a clock argument through every evaluator
+CLOCK: ContextVar[Callable[[], int]] = ContextVar("flowcep_bounded_clock", default=wall_clock_millis)
 
 
 class Unbound(BaseException):
@@ -30,7 +36,7 @@ class Unbound(BaseException):
     catches ``Exception`` must not swallow it)."""
 
 
-class Context:
+class Context(ConditionContextBase):
     """What an iterative condition sees (the NFA's ``ConditionContext`` API)."""
 
     __slots__ = ("_match", "_timestamp", "_unbound")
@@ -51,12 +57,7 @@ class Context:
         return self._timestamp
 
     def current_processing_time(self) -> int:
-        import time
-
-        return int(time.time() * 1000)
-
-    getEventsForPattern = get_events_for_pattern
-    currentProcessingTime = current_processing_time
+        return int(CLOCK.get()())
 
 
 def passes(conjuncts: Sequence[Conjunct], name: str, event: Any, ctx: Context | None) -> bool:

@@ -1,5 +1,6 @@
 """The embedded runtime: ``CepOperator`` (push API) and ``CEP.pattern`` (pull API)."""
 
+from flowcep.runtime.context import RuntimeContext
 from flowcep.runtime.functions import (
     Collector,
     Context,
@@ -47,6 +48,7 @@ __all__ = [
     "PatternProcessFunction",
     "PatternStream",
     "ResultStream",
+    "RuntimeContext",
     "SideOutputStream",
     "SnapshotError",
     "TimedOutPartialMatchHandler",

@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 
 from flowcep.nfa import NFA, NFACompiler
 from flowcep.pattern import ConditionError, Pattern, to_millis
+from flowcep.runtime.context import RuntimeContext, close_operator, open_operator
 from flowcep.runtime.functions import extractor
 from flowcep.runtime.keystate import (
     EMPTY,
@@ -173,6 +174,7 @@ class CepOperator:
         self._key_by = extractor("key_by", options.key_by)
         self._timestamp = extractor("timestamp", options.timestamp)
         self.nfa: NFA = NFACompiler.compile(pattern, timeout_handling=timeout_handling)
+        self.nfa.use_clock(options.clock)  # the clock conditions see is the operator's
         self.fingerprint = pattern_fingerprint(pattern)
         self.processing_time = options.processing_time
         self.on_error = options.on_error
@@ -345,6 +347,23 @@ class CepOperator:
             "max_event_time": self._max_timestamp,
             "dropped_partial_matches": 0 if self._limiter is None else self._limiter.dropped,
         }
+
+    def open(self, context: Any = None) -> None:
+        """Open the pattern's ``RichIterativeCondition``s with ``context`` (a ``RuntimeContext``
+        in the embedded runtime): once before the first element. ``CEP.pattern`` and the
+        connectors call it; so does ``with operator:``."""
+        open_operator(self.pattern, context)
+
+    def close(self) -> None:
+        """Close the pattern's ``RichIterativeCondition``s: once after the last element."""
+        close_operator(self.pattern)
+
+    def __enter__(self) -> CepOperator:
+        self.open(RuntimeContext(self.stats))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def reset(self) -> None:
         """Drop all state: keys, buffered elements, partial matches, watermark and counters."""

@@ -10,13 +10,14 @@ bad records, the function's own ``ctx.output``) are collected while iterating an
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 import attrs
 
 from flowcep.pattern import Pattern, to_millis
 from flowcep.runtime.bounded import bounded_outputs, check_evaluator, nfa_only
+from flowcep.runtime.context import RuntimeContext
 from flowcep.runtime.functions import (
     Context,
     OutputTag,
@@ -67,6 +68,7 @@ class CEP:
         max_partial_matches_per_key: int | None = None,
         max_partial_matches: int | None = None,
         on_partial_match_limit: str | None = None,
+        job_parameters: Mapping[str, Any] | None = None,
     ) -> PatternStream:
         """Detect ``pattern`` in ``events`` (any iterable, possibly unbounded); see ``CepOperator``.
 
@@ -80,7 +82,10 @@ class CEP:
         ``max_partial_matches_per_key`` / ``max_partial_matches`` (per operator) bound the partial
         matches; ``on_partial_match_limit`` is what happens past them: ``"drop_oldest"`` (the
         default), ``"drop_newest"`` or ``"fail"`` (see ``flowcep.runtime.limits``). Dropped ones
-        go to the side output ``CEP.DROPPED_PARTIAL_MATCHES``. None: Flink's unbounded state."""
+        go to the side output ``CEP.DROPPED_PARTIAL_MATCHES``. None: Flink's unbounded state.
+
+        ``job_parameters``: what ``RuntimeContext.get_job_parameter(name)`` gives the functions'
+        and rich conditions' ``open(context)`` (Flink's global job parameters)."""
         if not isinstance(pattern, Pattern):
             raise TypeError(f"CEP.pattern needs a Pattern, got {pattern!r}")
         check_evaluator(evaluator, events, pattern)
@@ -96,7 +101,7 @@ class CEP:
                 max_partial_matches_per_key, max_partial_matches, on_partial_match_limit
             ),
         )
-        return PatternStream(events, pattern, options, evaluator=evaluator)
+        return PatternStream(events, pattern, options, evaluator=evaluator, job_parameters=job_parameters)
 
 
 @attrs.frozen(slots=True)
@@ -109,6 +114,7 @@ class PatternStream:
     late_data_tag: OutputTag = LATE_DATA
     evaluator: str = "nfa"
     dropped_tag: OutputTag = DROPPED_PARTIAL_MATCHES
+    job_parameters: Mapping[str, Any] | None = None
 
     # -------------------------------------------------------------- configuration
 
@@ -194,6 +200,9 @@ class ResultStream(Iterator[Any]):
         self._source = stream.events
         self._iterator: Iterator[Any] | None = None
         self._function = fn
+        # a timeout function of its own is opened and closed too (Flink's RichFunction)
+        self._timeout_function = timeout_fn if timeout_fn is not None and timeout_fn is not fn else None
+        self.runtime_context = RuntimeContext(self.operator.stats, stream.job_parameters, self._context)
         self._late_tag = stream.late_data_tag
         self._dropped_tag = stream.dropped_tag
         self._finished = False
@@ -255,7 +264,7 @@ class ResultStream(Iterator[Any]):
             return False
         iterator = self._iterator
         if iterator is None:
-            call_open(self._function)
+            self._open()
             if self._evaluator != "nfa" and self._run_bounded():
                 return True
             iterator = self._iterator = iter(self._source)
@@ -271,12 +280,26 @@ class ResultStream(Iterator[Any]):
             self._finished = True
             self._error = exc
             self._dispatch(exc.outputs)
-            call_close(self._function)
+            self._close()
             return True
         self._finished = True
         self._dispatch(outputs)
-        call_close(self._function)
+        self._close()
         return True
+
+    def _open(self) -> None:
+        """Open the rich conditions, the function and the timeout function, once."""
+        context = self.runtime_context
+        self.operator.open(context)
+        call_open(self._function, context)
+        if self._timeout_function is not None:
+            call_open(self._timeout_function, context)
+
+    def _close(self) -> None:
+        call_close(self._function)
+        if self._timeout_function is not None:
+            call_close(self._timeout_function)
+        self.operator.close()
 
     def _run_bounded(self) -> bool:
         """The whole run through a bounded evaluator (runtime/bounded.py); False: use the NFA."""
@@ -288,12 +311,13 @@ class ResultStream(Iterator[Any]):
             key_by=options.key_by,
             timestamp=options.timestamp,
             out_of_orderness=to_millis(options.out_of_orderness),
+            clock=options.clock,
         )
         if outputs is None:
             return False
         self._finished = True
         self._dispatch(outputs)
-        call_close(self._function)
+        self._close()
         return True
 
     def _dispatch(self, outputs: list[Output]) -> None:
