@@ -434,6 +434,8 @@ class _CepFunction(KeyedProcessFunction):
             timeout_handling=self.spec.timeout_handling,
         )
         self._template = template
+        # the pattern's RichIterativeConditions: once per subtask (the keys' operators share them)
+        template.open(runtime_context)
         self._state = runtime_context.get_state(ValueStateDescriptor(STATE_NAME, Types.PICKLED_BYTE_ARRAY()))
         self._context = _Context()
         group = runtime_context.get_metrics_group()
@@ -456,6 +458,7 @@ class _CepFunction(KeyedProcessFunction):
             close = getattr(fn, "close", None)
             if callable(close):
                 close()
+        self._template.close()
 
     def _clock(self) -> int:
         return self._now

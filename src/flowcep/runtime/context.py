@@ -17,10 +17,11 @@ class RuntimeContext:
     """``get_current_key()``: the key of the match or timed-out partial match being handled (None
     in ``open``, and for a stream without ``key_by``); ``get_metrics()``: the operator's
     ``stats()`` now; ``get_job_parameter(name, default)`` / ``get_job_parameters()``: what
-    ``CEP.pattern(job_parameters=...)`` gave. One task of one subtask: ``get_task_name()``,
-    ``get_number_of_parallel_subtasks()`` (1), ``get_index_of_this_subtask()`` (0)."""
+    ``CEP.pattern(job_parameters=...)`` gave. ``get_task_name()``,
+    ``get_number_of_parallel_subtasks()`` and ``get_index_of_this_subtask()``: one of one in the
+    embedded runtime; in Spark, the partition and the partitions of the stage."""
 
-    __slots__ = ("_keyed", "_metrics", "_parameters", "_task")
+    __slots__ = ("_keyed", "_metrics", "_parameters", "_task", "_index", "_tasks")
 
     def __init__(
         self,
@@ -28,6 +29,8 @@ class RuntimeContext:
         job_parameters: Mapping[str, Any] | None = None,
         keyed: Any = None,
         task_name: str = "CepOperator",
+        subtask_index: int = 0,
+        subtasks: int = 1,
     ) -> None:
         """``keyed``: an object whose ``key`` attribute is the current key (the process
         function's context, which the runtime points at each result)."""
@@ -35,6 +38,8 @@ class RuntimeContext:
         self._metrics = metrics
         self._parameters: Mapping[str, Any] = MappingProxyType(dict(job_parameters or {}))
         self._task = task_name
+        self._index = subtask_index
+        self._tasks = subtasks
 
     def get_current_key(self) -> Any:
         return None if self._keyed is None else self._keyed.key
@@ -52,10 +57,10 @@ class RuntimeContext:
         return self._task
 
     def get_number_of_parallel_subtasks(self) -> int:
-        return 1
+        return self._tasks
 
     def get_index_of_this_subtask(self) -> int:
-        return 0
+        return self._index
 
     getCurrentKey = get_current_key
     getMetrics = get_metrics

@@ -244,6 +244,9 @@ class _FakeRuntimeContext:
     def get_metrics_group(self) -> _FakeMetrics:
         return _FakeMetrics(self.flink)
 
+    def get_index_of_this_subtask(self) -> int:
+        return 0
+
 
 class _FakeTimerService:
     def __init__(self, flink: FakeFlink) -> None:

@@ -1,5 +1,5 @@
-"""The PyFlink function's partial-match limit and its counters in Flink's metric group, driven
-without a JVM (``FakeFlink``)."""
+"""The PyFlink function's partial-match limit, its counters in Flink's metric group and the
+lifecycle of rich conditions: driven without a JVM (``FakeFlink``) and in real jobs."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import cep_scenarios as sc
 from flink_support import FakeFlink  # noqa: I001 - skips without PyFlink
 
-from flowcep import Pattern
+from flowcep import Pattern, RichIterativeCondition
 from flowcep.connectors.flink import CEP, METRICS, _CepFunction, _Spec, _worker_tag
 from flowcep.runtime import DroppedPartialMatch, PartialMatchLimit
 from flowcep.runtime.options import OperatorOptions
@@ -88,3 +88,61 @@ def test_a_flink_job_drops_what_the_embedded_runtime_drops() -> None:
     assert sorted((d.key, d.start_timestamp) for d in got["dropped"]) == sorted(
         (d.key, d.start_timestamp) for d in want_dropped
     )
+
+
+class _LoggedB(RichIterativeCondition):
+    """``kind == "b"``, the letter set in ``open``; opens and closes appended to ``log`` (a file
+    for a real job: the subtasks run in other processes)."""
+
+    def __init__(self, log: Any) -> None:
+        self.log = log
+        self.letter = None
+
+    def _write(self, line: str) -> None:
+        if isinstance(self.log, list):
+            self.log.append(line)
+        else:
+            with open(self.log, "a") as f:
+                f.write(line + "\n")
+
+    def open(self, context: Any) -> None:
+        self.letter = "b"
+        self._write(f"open {context.get_index_of_this_subtask()}")
+
+    def close(self) -> None:
+        self._write("close")
+
+    def filter(self, value: Any, ctx: Any) -> bool:
+        return value[1] == self.letter
+
+
+def test_a_rich_condition_is_opened_with_the_function_and_closed_with_it() -> None:
+    log: list[str] = []
+    pattern = Pattern.begin("a").where(sc.kind_is("a")).followed_by("b").where(_LoggedB(log))
+    fake = FakeFlink(function(pattern))
+    fake.element("k", ("k", "a", 1), 1)
+    fake.element("k", ("k", "b", 2), 2)
+    fake.element("j", ("j", "a", 3), 3)
+    fake.element("j", ("j", "b", 4), 4)
+    fake.watermark(10)
+    assert [m[3] for m in fake.main()] == [{"a": [1], "b": [2]}, {"a": [3], "b": [4]}]
+    fake.function.close()
+    assert log == ["open 0", "close"]  # once for the subtask, not per key
+
+
+def test_a_flink_job_opens_a_rich_condition_once_per_subtask(tmp_path: Any) -> None:
+    from flink_support import collect, event_source, make_env
+    from pyflink.common import Types, WatermarkStrategy
+
+    from flowcep.connectors.flink import CEP as FlinkCEP
+
+    log = tmp_path / "lifecycle.log"
+    events = [(key, kind, t) for t, key in enumerate("xyzw" * 5, 1) for kind in "ab"]
+    env = make_env(parallelism=2)
+    source = event_source(env, events, WatermarkStrategy.for_monotonous_timestamps())
+    keyed = source.key_by(lambda e: e[0], key_type=Types.STRING())
+    pattern = Pattern.begin("a").where(sc.kind_is("a")).next("b").where(_LoggedB(str(log)))
+    result = FlinkCEP.pattern(keyed, pattern).select(lambda m: m["b"][0][2], output_type=Types.LONG())
+    got = collect(result)
+    assert sorted(got["main"]) == list(range(1, 21))
+    assert sorted(log.read_text().split("\n")[:-1]) == ["close", "close", "open 0", "open 1"]

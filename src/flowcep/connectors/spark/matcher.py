@@ -127,6 +127,25 @@ class Matcher:
             op.reset()
         return op
 
+    # -- a task's lifecycle: the pattern's rich conditions, opened once per Spark task
+
+    def open_task(self) -> None:
+        """Open the pattern's ``RichIterativeCondition``s for this task, with a ``RuntimeContext``
+        naming the task's partition."""
+        from pyspark import TaskContext
+
+        from flowcep.runtime import RuntimeContext
+
+        op = self.operator()
+        task = TaskContext.get()
+        index = task.partitionId() if task is not None else 0
+        op.open(RuntimeContext(op.stats, task_name=f"flowcep (Spark partition {index})", subtask_index=index))
+
+    def close_task(self) -> None:
+        """Close what ``open_task`` opened."""
+        if self._op is not None:
+            self._op.close()
+
     # -- batch: one key's events, sorted by time; then the end of input
 
     def run_key(self, key: tuple[Any, ...], events: Iterable[Row], out: list[Any]) -> None:

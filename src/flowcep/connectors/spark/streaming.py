@@ -164,6 +164,7 @@ class BucketProcessor(StatefulProcessor):
         self._positions = positions
         self._key_of = m.key_of()
         self._unpack = self.packing.unpacker()
+        m.open_task()
 
     # -- the state
 
@@ -294,4 +295,4 @@ class BucketProcessor(StatefulProcessor):
         return self.matcher.as_rows(out)
 
     def close(self) -> None:
-        pass
+        self.matcher.close_task()
