@@ -146,6 +146,7 @@ class CepOperator:
         on_error: str = "raise",
         timeout_handling: bool = True,
         partial_match_limit: PartialMatchLimit | None = None,
+        quiet_timeouts: bool = False,
     ) -> None:
         options = OperatorOptions(
             key_by=key_by,
@@ -156,6 +157,7 @@ class CepOperator:
             clock=clock,
             on_error=on_error,
             partial_match_limit=partial_match_limit,
+            quiet_timeouts=quiet_timeouts,
         )
         self._configure(pattern, options, timeout_handling)
 
@@ -303,6 +305,48 @@ class CepOperator:
                 self._raise_errors(out)
         self._warn_held_back()
         return out
+
+    def advance_processing_time(self, now: int | None = None) -> list[Output]:
+        """Time out the partial matches whose window ended by ``now`` (None: the clock's time), in
+        every key, without an element (``quiet_timeouts=True`` only: Flink times out only when an
+        element arrives). Processing time then is at least ``now`` for later elements."""
+        if not self.options.quiet_timeouts:
+            raise ValueError("advance_processing_time needs an operator with quiet_timeouts=True")
+        out: list[Output] = []
+        if self._resume:
+            self._resume_firing(out)
+        clock = self._clock
+        if now is None:
+            at = clock.now()
+        else:
+            try:
+                at = to_timestamp(now)
+            except TimestampError as exc:
+                raise ValueError(f"invalid processing time: {exc}") from None
+            at = clock.last = max(at, clock.last)
+        if self._sort_key is not None:
+            self._fire_processing_time(at, out)
+        for key, ks in list(self._keys.items()):
+            self._advance(ks, at, out)
+            if ks.state.is_empty() and ks.head is EMPTY and ks.due is NOT_DUE:
+                del self._keys[key]
+        if self._errors:
+            self._raise_errors(out)
+        return out
+
+    def next_processing_timeout(self) -> int | None:
+        """With ``quiet_timeouts``: the earliest processing time at which
+        ``advance_processing_time`` times a partial match out or releases comparator-buffered
+        elements (None: only new elements can); in time proportional to the keys."""
+        nfa = self.nfa
+        first = self.next_deadline()
+        for ks in self._keys.values():
+            deadline = ks.deadline
+            if deadline is UNKNOWN:
+                deadline = ks.deadline = nfa.next_deadline(ks.state)
+            if deadline is not None and (first is None or deadline < first):
+                first = deadline
+        return first
 
     def next_deadline(self) -> int | None:
         """The smallest watermark at which a call may produce output or drop state (None: only

@@ -30,6 +30,7 @@ from flowcep.runtime.limits import PartialMatchLimit
 from flowcep.runtime.operator import CepOperator
 from flowcep.runtime.options import OperatorOptions
 from flowcep.runtime.output import BAD_RECORD, DROPPED, LATE, MATCH, TIMEOUT, BadRecordError, Output
+from flowcep.runtime.quiet import TICK, TimedFeed
 from flowcep.runtime.timestamps import wall_clock_millis
 
 LATE_DATA = OutputTag("late-data")
@@ -69,6 +70,7 @@ class CEP:
         max_partial_matches: int | None = None,
         on_partial_match_limit: str | None = None,
         job_parameters: Mapping[str, Any] | None = None,
+        quiet_timeouts: bool = False,
     ) -> PatternStream:
         """Detect ``pattern`` in ``events`` (any iterable, possibly unbounded); see ``CepOperator``.
 
@@ -85,7 +87,12 @@ class CEP:
         go to the side output ``CEP.DROPPED_PARTIAL_MATCHES``. None: Flink's unbounded state.
 
         ``job_parameters``: what ``RuntimeContext.get_job_parameter(name)`` gives the functions'
-        and rich conditions' ``open(context)`` (Flink's global job parameters)."""
+        and rich conditions' ``open(context)`` (Flink's global job parameters).
+
+        ``quiet_timeouts`` (processing time, beyond Flink): a partial match times out at start +
+        window even when no element arrives; the input is then read in a thread of its own
+        (``flowcep.runtime.quiet``). Flink, and the default, time out only when an element
+        arrives."""
         if not isinstance(pattern, Pattern):
             raise TypeError(f"CEP.pattern needs a Pattern, got {pattern!r}")
         check_evaluator(evaluator, events, pattern)
@@ -100,6 +107,7 @@ class CEP:
             partial_match_limit=PartialMatchLimit.of(
                 max_partial_matches_per_key, max_partial_matches, on_partial_match_limit
             ),
+            quiet_timeouts=quiet_timeouts,
         )
         return PatternStream(events, pattern, options, evaluator=evaluator, job_parameters=job_parameters)
 
@@ -267,8 +275,8 @@ class ResultStream(Iterator[Any]):
             self._open()
             if self._evaluator != "nfa" and self._run_bounded():
                 return True
-            iterator = self._iterator = iter(self._source)
-        process = self.operator.process_element
+            iterator = self._iterator = self._input()
+        process = self._process if self.operator.options.quiet_timeouts else self.operator.process_element
         try:
             for event in iterator:
                 outputs = process(event)
@@ -286,6 +294,19 @@ class ResultStream(Iterator[Any]):
         self._dispatch(outputs)
         self._close()
         return True
+
+    def _input(self) -> Iterator[Any]:
+        """The source's iterator, or with quiet timeouts a ``TimedFeed`` of it."""
+        op = self.operator
+        if not op.options.quiet_timeouts:
+            return iter(self._source)
+        return TimedFeed(self._source, op.next_processing_timeout, op.options.clock or wall_clock_millis)
+
+    def _process(self, event: Any) -> list[Output]:
+        """An element of a ``TimedFeed``, or its ``TICK``: the timeouts due now."""
+        if event is TICK:
+            return self.operator.advance_processing_time()
+        return self.operator.process_element(event)
 
     def _open(self) -> None:
         """Open the rich conditions, the function and the timeout function, once."""
