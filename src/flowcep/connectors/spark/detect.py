@@ -6,12 +6,12 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from .batch import build_batch
-from .matcher import INTERNAL_SCHEMA, Matcher, select_arity
+from .matcher import GAUGES, INTERNAL_SCHEMA, STATS_KIND, Matcher, select_arity
 from .streaming import DEFAULT_BUCKETS, build_stream
 from .values import HIDDEN_COLUMNS, NEWEST_MS, duration_ms, timestamp_ms
 
@@ -49,7 +49,10 @@ def detect(
     key's latest event, ``buckets`` (streaming) is how many state-store groups the keys are
     hashed into (fixed for the life of a checkpoint). ``observe`` (default output only) names
     Spark observed metrics counting each kind of result: a streaming query reports them per
-    micro-batch in its progress (``query.lastProgress["observedMetrics"][observe]``).
+    micro-batch in its progress (``query.lastProgress["observedMetrics"][observe]``), and with
+    them the gauges of the state the micro-batch ran (summed over the buckets it touched:
+    ``partial_matches``, ``buffered_events``, ``keys``, ``shared_buffer_entries``; the largest
+    ``watermark_lag_ms``, a bucket's latest event time minus its watermark).
     ``max_partial_matches_per_key`` / ``max_partial_matches`` and ``on_partial_match_limit``
     bound the partial matches as ``CEP.pattern`` does (``flowcep.runtime.limits``); dropped ones
     come out as kind ``dropped``. An operator here holds one key at a time in batch and one
@@ -76,6 +79,7 @@ def detect(
     if observe is not None and select is not None:
         raise ValueError("observe counts the default output's kinds: it does not go with select")
     if select is None:
+        gauges = observe is not None and df.isStreaming
         out = build(
             df,
             pattern,
@@ -89,6 +93,7 @@ def detect(
             INTERNAL_SCHEMA,
             buckets,
             limit,
+            gauges,
         )
         return out if observe is None else observed(out, observe)
     assert output_schema is not None  # given with select (checked above)
@@ -99,13 +104,21 @@ def detect(
 
 
 def observed(out: DataFrame, name: str) -> DataFrame:
-    """``out`` with Spark observed metrics ``name``: the results of each kind (per micro-batch)."""
+    """``out`` with Spark observed metrics ``name``: the results of each kind and the gauges of
+    the state (per micro-batch); the gauge rows (kind ``stats``) are left out of the results."""
     kind = F.col("kind")
     # count (not sum) of a when: 0, never null, in a micro-batch without results
     counts = [
         F.count(F.when(kind == k, 1)).alias(k) for k in ("match", "timeout", "late", "invalid", "dropped")
     ]
-    return out.observe(name, F.count(F.lit(1)).alias("results"), *counts)
+    results = F.count(F.when(kind != STATS_KIND, 1)).alias("results")
+
+    def gauge(field: str) -> Column:
+        return F.get_json_object(F.when(kind == STATS_KIND, F.col("events")), f"$.{field}").cast("long")
+
+    gauges = [F.coalesce(F.sum(gauge(g)), F.lit(0)).alias(g) for g in GAUGES]
+    lag = F.coalesce(F.max(gauge("watermark_lag_ms")), F.lit(0)).alias("watermark_lag_ms")
+    return out.observe(name, results, *counts, *gauges, lag).filter(kind != STATS_KIND)
 
 
 def bad_input_choice(on_error: str | None, on_invalid: str | None) -> str:
@@ -158,6 +171,7 @@ def build(
     schema: T.StructType | str,
     buckets: int = DEFAULT_BUCKETS,
     partial_match_limit: Any = None,
+    gauges: bool = False,
 ) -> DataFrame:
     """The result DataFrame of ``df`` in one of the :class:`Matcher`'s modes."""
     from flowcep.nfa import NFACompiler
@@ -177,6 +191,7 @@ def build(
         on_invalid=on_invalid,
         recursive=any(isinstance(f.dataType, nested) for f in df.schema.fields),
         partial_match_limit=partial_match_limit,
+        gauges=gauges,
     )
     ms = timestamp_ms(df.schema[timestamp].dataType, timestamp)
     if df.isStreaming:

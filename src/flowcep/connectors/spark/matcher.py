@@ -21,6 +21,7 @@ from typing import Any
 from pyspark.sql import Row
 
 from flowcep.connectors.selecting import select_arity as select_arity  # (its import path here)
+from flowcep.runtime.timestamps import LONG_MIN
 
 from .values import dumps, event_class, item_reader, result_class
 
@@ -36,6 +37,9 @@ INTERNAL_SCHEMA = "key string, kind string, timestamp long, first_ts long, last_
 INTERNAL_FIELDS = ["key", "kind", "timestamp", "first_ts", "last_ts", "events"]
 
 MODES = ("default", "select1", "select3", "format")
+# the gauges a streaming query with ``observe`` reports, from rows of this kind (never output)
+STATS_KIND = "stats"
+GAUGES = ("partial_matches", "buffered_events", "keys", "shared_buffer_entries")
 ON_INVALID = ("output", "raise")
 
 
@@ -63,6 +67,7 @@ class Matcher:
         on_invalid: str,
         recursive: bool,
         partial_match_limit: Any = None,
+        gauges: bool = False,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -80,6 +85,7 @@ class Matcher:
         self.on_invalid = on_invalid
         self.recursive = recursive
         self.partial_match_limit = partial_match_limit  # a PartialMatchLimit or None
+        self.gauges = gauges  # streaming with observe: a stats row per bucket run (see gauge_row)
         self._init_caches()
 
     def _init_caches(self) -> None:
@@ -126,6 +132,15 @@ class Matcher:
         else:
             op.reset()
         return op
+
+    def gauge_row(self, op: Any, out: list[Any]) -> None:
+        """The operator's gauges as a row of kind ``stats`` (``detect``'s ``observe`` sums them
+        into the query progress and leaves the row out of the results)."""
+        stats = op.stats()
+        doc: dict[str, Any] = {g: stats[g] for g in GAUGES}
+        if stats["max_event_time"] > stats["watermark"] > LONG_MIN:
+            doc["watermark_lag_ms"] = stats["max_event_time"] - stats["watermark"]
+        out.append((None, STATS_KIND, None, None, None, dumps(doc)))
 
     # -- a task's lifecycle: the pattern's rich conditions, opened once per Spark task
 

@@ -278,6 +278,8 @@ class BucketProcessor(StatefulProcessor):
             if own > op.current_watermark:
                 emit(op.process_watermark(own), out)
         self._store(op, had, timer, latest, None)
+        if m.gauges:
+            m.gauge_row(op, out)
         return m.as_rows(out)
 
     def handleExpiredTimer(  # noqa: N802
@@ -292,6 +294,8 @@ class BucketProcessor(StatefulProcessor):
         out: list[Any] = []
         self._advance(op, timerValues.getCurrentWatermarkInMs(), latest, out)
         self._store(op, had, timer, latest, expiredTimerInfo.getExpiryTimeInMs())
+        if self.matcher.gauges:
+            self.matcher.gauge_row(op, out)
         return self.matcher.as_rows(out)
 
     def close(self) -> None:
