@@ -18,6 +18,7 @@ no_skip, keeps partial matches in the runs.
 from __future__ import annotations
 
 import argparse
+import gc
 import resource
 import sys
 import time
@@ -48,6 +49,12 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=5, help="minutes between report lines (default: 5)")
     parser.add_argument("--trace", action="store_true", help="report tracemalloc's current bytes")
     parser.add_argument("--unbounded", action="store_true", help="no limit (Flink's behaviour)")
+    parser.add_argument(
+        "--collect",
+        action="store_true",
+        help="gc.collect() before each line (PyPy's RSS then shows live memory)",
+    )
+    parser.add_argument("--seconds", type=int, default=0, help="run this many seconds of event time instead")
     args = parser.parse_args()
 
     calls = [0]
@@ -73,18 +80,24 @@ def main() -> None:
         "minute  events      partial  entries  timers  dropped     calls/event  traced_MB  rss_MB  events/s"
     )
     step = args.every * MINUTE
+    total_ms = args.minutes * MINUTE
+    if args.seconds:
+        step = total_ms = args.seconds * 1_000
+        step = max(1_000, step // 5)
     began = last_time = time.perf_counter()
     last_calls = 0
-    for start in range(1, args.minutes * MINUTE + 1, step):
+    for start in range(1, total_ms + 1, step):
         # in calls of 10,000 (as benchmarks/steady.py): the rate is the operator's, not the call's
         for t in range(start, start + step, 10_000):
             op.process_elements([("a", u) for u in range(t, min(t + 10_000, start + step))])
         now = time.perf_counter()
+        if args.collect:
+            gc.collect()
         stats = op.stats()
         ks = next(iter(op._keys.values()))
         traced = f"{tracemalloc.get_traced_memory()[0] / 1e6:9.2f}" if args.trace else "        -"  # noqa: F821
         print(
-            f"{(start + step - 1) // MINUTE:6d}  {stats['events_in']:10,d}  {stats['partial_matches']:7,d}  "
+            f"{(start + step - 1) / MINUTE:6.2f}  {stats['events_in']:10,d}  {stats['partial_matches']:7,d}  "
             f"{stats['shared_buffer_entries']:7,d}  {len(ks.timers):6,d}  {stats['dropped_partial_matches']:10,d}"
             f"  {(calls[0] - last_calls) / step:11.1f}  {traced}  {rss_mb():6.0f}  {step / (now - last_time):8,.0f}",
             flush=True,
@@ -93,9 +106,7 @@ def main() -> None:
         last_time = now
     total = time.perf_counter() - began
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(
-        f"{args.minutes * MINUTE:,} events in {total:.0f} s ({args.minutes * MINUTE / total:,.0f} events/s), peak RSS {rss:.0f} MB"
-    )
+    print(f"{total_ms:,} events in {total:.0f} s ({total_ms / total:,.0f} events/s), peak RSS {rss:.0f} MB")
 
 
 if __name__ == "__main__":
