@@ -80,13 +80,15 @@ def _no_op_processor() -> Any:
     write per bucket, no matching (the class is made here: pyspark is imported late)."""
     from pyspark.sql.streaming import StatefulProcessor
 
+    from flowcep.connectors.spark.chunks import unchunk
+
     class NoOp(StatefulProcessor):
         def init(self, handle: Any) -> None:
             self.state = handle.getValueState("s", "blob binary")
 
         def handleInputRows(self, key: Any, rows: Any, timerValues: Any) -> Any:  # noqa: N802,N803
-            for _ in rows:
-                pass
+            for row in rows:
+                unchunk(row[1])
             if self.state.exists():
                 self.state.get()
             self.state.update((b"",))
@@ -102,7 +104,7 @@ def floor_stream(stream: Any, buckets: int) -> Any:
     """The stream of ``bench_stream`` through a no-op processor on the connector's buckets."""
     from pyspark.sql import functions as F
 
-    from flowcep.connectors.spark.packing import RowPacking
+    from flowcep.connectors.spark.chunks import CHUNK_SCHEMA, chunker
 
     prepared = (
         stream.withColumn("ms", F.col("ts"))
@@ -111,10 +113,9 @@ def floor_stream(stream: Any, buckets: int) -> Any:
         .withWatermark("wm", "0 milliseconds")
         .drop("wm")
     )
-    # the event's columns shipped as the connector ships them (packed where it can)
-    names = [c for c in prepared.columns if c != "bucket"]
-    types = [prepared.schema[c].dataType for c in names]
-    prepared = prepared.select(*RowPacking(types).columns(names), "bucket")
+    # the events shipped as the connector ships them (in chunks per bucket)
+    items = len(prepared.columns) - 1
+    prepared = prepared.mapInArrow(chunker([None] * items), CHUNK_SCHEMA)
     out = prepared.groupBy("bucket").transformWithState(
         _no_op_processor(), "key string, kind string", "Append", "EventTime"
     )

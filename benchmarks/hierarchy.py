@@ -17,11 +17,18 @@ one, on the whole). Three ways to run the same query:
   user writes today); it runs the same bound patterns, so its counts equal the hierarchy's;
 * flat: one ``CepOperator`` over the flat pattern, each box a group pattern copy of the layer
   below. Its match count may differ: ``followed_by`` skips raw events there, complex events in
-  the hierarchy (docs/semantics.md, 11.8).
+  the hierarchy (docs/semantics.md, 11.8);
+* flink: the real Flink CEP 2.3 over the same flat pattern (``benchmarks/flink_bench.py``, one
+  local job after a warm-up run over the whole stream; ``--no-flink`` leaves it out). Its
+  matches must equal flat's. Flink has no hierarchy: chaining its operators by hand is the
+  ``chained`` row's shape, which the oracle's benchmark mode does not run.
 
 Each cell is events per CPU second of this process (best of ``--repeat``; CPU time, not wall
 time, so that other work on a shared machine counts less) and the peak of tracemalloc's traced
-memory in a separate run. Timings are whatever the machine that runs this gives.
+memory in a separate run, above what the operators held once built (partial matches, buffers,
+complex events and outputs in flight; not the compiled patterns); for Flink, events per CPU second of the thread that runs its CEP
+operator (no memory column: the JVM's heap is not comparable). Timings are whatever the machine
+that runs this gives.
 """
 
 from __future__ import annotations
@@ -116,15 +123,20 @@ def flat_pattern(layers: int, length: int, p: float, window: int, contiguity: st
 BATCH = 100  # events per call; outputs are counted and dropped, as a sink would (few held at once)
 
 
-def run_hierarchy(plan: HierarchyPlan, stream: list[Raw]) -> int:
+def _nothing() -> None:
+    pass
+
+
+def run_hierarchy(plan: HierarchyPlan, stream: list[Raw], built: Callable[[], None] = _nothing) -> int:
     operator = HierarchyOperator(plan, key_by=_key, timestamp=_ts)
+    built()
     found = 0
     for start in range(0, len(stream), BATCH):
         found += _count(operator.process_elements(stream[start : start + BATCH]))
     return found + _count(operator.flush())
 
 
-def run_chained(plan: HierarchyPlan, stream: list[Raw]) -> int:
+def run_chained(plan: HierarchyPlan, stream: list[Raw], built: Callable[[], None] = _nothing) -> int:
     """What a user chains by hand: each layer's operator makes its own watermarks from what it
     gets; a raw event goes up layer by layer, each layer's new complex events pushed into the
     next one before the raw event itself (else they would be late there)."""
@@ -138,6 +150,7 @@ def run_chained(plan: HierarchyPlan, stream: list[Raw]) -> int:
         )
         for level in levels
     ]
+    built()
     top = len(operators) - 1
     found = 0
 
@@ -174,12 +187,45 @@ def run_chained(plan: HierarchyPlan, stream: list[Raw]) -> int:
     return found
 
 
-def run_flat(pattern: Pattern, stream: list[Raw]) -> int:
+def run_flat(pattern: Pattern, stream: list[Raw], built: Callable[[], None] = _nothing) -> int:
     operator = CepOperator(pattern, key_by=_key, timestamp=_ts)
+    built()
     found = 0
     for start in range(0, len(stream), BATCH):
         found += _count(operator.process_elements(stream[start : start + BATCH]))
     return found + _count(operator.flush())
+
+
+def flat_calls(layers: int, length: int, p: float, window: int, contiguity: str) -> list[Any]:
+    """``flat_pattern`` as the Flink oracle's call list (docs/oracle-format.md): a raw event's
+    kind is its name, its value its price."""
+
+    def build(layer: int, prefix: str) -> list[Any]:
+        calls: list[Any] = []
+        for j in range(length):
+            name = f"{prefix}s{j}"
+            if is_box(layer, j):
+                calls.append([contiguity, build(layer - 1, f"{name}.")])
+            else:
+                calls.append(["begin" if not calls else contiguity, name])
+                calls += [["where", "name_eq", f"k{j}"], ["where", "price_lt", p]]
+        return calls
+
+    return build(layers, "") + [["within", window]]
+
+
+def run_flink(calls: list[Any], stream: list[Raw]) -> dict[str, Any] | None:
+    """Flink's counts and times over ``stream`` (None: no JDK or no Flink jars)."""
+    try:
+        from flink_bench import run_flink as flink  # beside this file, with the oracle's path
+    except ImportError as exc:
+        print(f"Flink side unavailable: {exc}", file=sys.stderr)
+        return None
+    events = [
+        {"key": str(e.key), "name": f"k{e.kind}", "price": e.v, "volume": 0, "ts": e.ts} for e in stream
+    ]
+    spec = {"calls": calls, "skip": None, "warmup_events": len(events)}
+    return flink(spec, events)
 
 
 def _count(outputs: list[Any]) -> int:
@@ -194,8 +240,11 @@ def _key(e: Any) -> Any:
     return e.key
 
 
-def measure(run: Callable[[], int], repeat: int) -> tuple[int, float, int | None]:
-    """(matches, best seconds, peak traced bytes or None without tracemalloc)."""
+def measure(run: Callable[..., int], repeat: int) -> tuple[int, float, int | None]:
+    """(matches, best seconds, peak traced bytes while processing or None without tracemalloc).
+
+    The memory is the peak above what the built operators hold (their compiled patterns are
+    not state), in a run after the timed ones (so that generated code is made already)."""
     best = float("inf")
     found = 0
     for _ in range(repeat):
@@ -206,11 +255,17 @@ def measure(run: Callable[[], int], repeat: int) -> tuple[int, float, int | None
     if tracemalloc is None:
         return found, best, None
     gc.collect()
+    base = [0]
+
+    def built() -> None:
+        tracemalloc.reset_peak()
+        base[0] = tracemalloc.get_traced_memory()[0]
+
     tracemalloc.start()
-    run()
+    run(built=built)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    return found, best, peak
+    return found, best, peak - base[0]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -233,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         help="between the steps of every layer (default followed_by)",
     )
     parser.add_argument("--repeat", type=int, default=2, help="timed runs per cell, best kept (default 2)")
+    parser.add_argument("--no-flink", action="store_true", help="leave out the Flink row")
     args = parser.parse_args(argv)
     stream = events(args.size, args.length, args.per_ms, args.keys)
     print(
@@ -250,9 +306,14 @@ def main(argv: list[str] | None = None) -> int:
             "chained": measure(functools.partial(run_chained, plan, stream), args.repeat),
             "hierarchy": measure(functools.partial(run_hierarchy, plan, stream), args.repeat),
         }
+        if not args.no_flink:
+            result = run_flink(flat_calls(layers, args.length, args.p, args.window, args.contiguity), stream)
+            if result is not None:
+                rows["flink"] = (result["matches"], result["cep_thread_cpu_seconds"], None)
         _, flat_seconds, flat_peak = rows["flat"]
         for engine, (found, seconds, peak) in rows.items():
             memory = "n/a" if peak is None or flat_peak is None else f"{flat_peak / max(peak, 1):.2f}x"
+            seconds = max(seconds, 1e-9)
             kib = "n/a" if peak is None else f"{peak / 1024:,.0f}"
             print(
                 f"{layers:>2} {engine:<10} {found:>8} {args.size / seconds:>10,.0f} {kib:>9} "

@@ -25,18 +25,32 @@ from flowcep.pattern import (
     not_,
     or_,
 )
+from flowcep.pattern import serialization as _serialization
 
 __version__ = "0.1.0"
+
+
+def _json_rules() -> Any:
+    """The JSON rule format of ``Pattern.to_json`` / ``from_json``, imported on first use."""
+    from flowcep.rules import CODEC
+
+    return CODEC
+
+
+_serialization.register(_json_rules)
 
 _RUNTIME_NAMES = {
     "BadRecord",
     "BadRecordError",
     "CEP",
     "CepOperator",
+    "MultiPatternOperator",
     "Output",
     "OutputTag",
     "PatternProcessFunction",
+    "PatternOutput",
     "PatternStream",
+    "PatternUpdate",
     "TimedOutPartialMatchHandler",
 }
 
@@ -64,12 +78,15 @@ __all__ = [
     "IllegalArgumentException",
     "IterativeCondition",
     "MalformedPatternException",
+    "MultiPatternOperator",
     "NullPointerException",
     "Output",
     "OutputTag",
     "Pattern",
+    "PatternOutput",
     "PatternProcessFunction",
     "PatternStream",
+    "PatternUpdate",
     "RichIterativeCondition",
     "SimpleCondition",
     "TimedOutPartialMatchHandler",

@@ -8,7 +8,8 @@
                             [--evaluator nfa|optiseq|tree|auto [--input FILE] [--key COL] [--timestamp COL]]
     flowcep demo [--examples DIR]
 
-See docs/cli.md for the details, the output format and the exit statuses.
+PATTERN is a Python pattern file or a JSON rule file (``.json``, docs/rules.md). See docs/cli.md
+for the details, the output format and the exit statuses.
 """
 
 from __future__ import annotations
@@ -63,7 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
             "partial matches and late events are written as JSON lines; a summary goes to stderr."
         ),
     )
-    run.add_argument("pattern", metavar="PATTERN", help="Python file that defines `pattern`")
+    run.add_argument(
+        "pattern",
+        metavar="PATTERN",
+        help="Python file that defines `pattern`, or a JSON rule (docs/rules.md)",
+    )
     run.add_argument(
         "input", metavar="INPUT", help="input file (csv, jsonl, parquet; .gz allowed), or - for stdin"
     )
@@ -147,7 +152,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="show the compiled NFA of a pattern (text, Graphviz DOT, SVG/PNG)",
         description="Print the states and transitions that PATTERN compiles to, and optionally draw them.",
     )
-    explain.add_argument("pattern", metavar="PATTERN", help="Python file that defines `pattern`")
+    explain.add_argument(
+        "pattern",
+        metavar="PATTERN",
+        help="Python file that defines `pattern`, or a JSON rule (docs/rules.md)",
+    )
     explain.add_argument(
         "--dot", metavar="FILE", help="write the Graphviz DOT source to FILE (- for stdout: only the DOT)"
     )
@@ -308,8 +317,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     pf = load_pattern_file(args.pattern)
     if pf.hierarchy is None:
         compile_pattern(pf.pattern, args.pattern)  # reports an illegal pattern before any input is read
-    elif args.engine == "spark":
-        raise CliError("--engine spark does not run event hierarchies yet; use the local engine", EXIT_USAGE)
+    elif limit is not None:
+        raise CliError("partial-match limits work with one pattern, not an event hierarchy", EXIT_USAGE)
 
     if args.engine == "spark":
         if args.metrics_port is not None:
@@ -319,8 +328,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _run_spark(args, pf, fmt, out_of_orderness, limit)
     if args.evaluator != "nfa" and pf.hierarchy is not None:
         raise CliError("--evaluator does not run event hierarchies; use the default, nfa", EXIT_USAGE)
-    if limit is not None and (pf.hierarchy is not None or args.evaluator not in ("nfa", "auto")):
-        raise CliError("partial-match limits work with one pattern and the nfa evaluator only", EXIT_USAGE)
+    if limit is not None and args.evaluator not in ("nfa", "auto"):
+        raise CliError("partial-match limits work with the nfa evaluator only", EXIT_USAGE)
     if args.metrics_port is not None and (pf.hierarchy is not None or args.evaluator != "nfa"):
         # what is exported is one CepOperator's stats(), which the NFA fills as it reads
         raise CliError("--metrics-port works with one pattern and the nfa evaluator only", EXIT_USAGE)
@@ -416,32 +425,15 @@ class _LevelRecord:
     __slots__ = ("kind", "key", "value", "timestamp", "level")
 
     def __init__(self, o: Any) -> None:
+        from flowcep.hierarchy.event import plain_match
+
         self.kind, self.key, self.timestamp, self.level = o.kind, o.key, o.timestamp, o.level
         if o.kind == "match":
-            self.value = _plain_event(o.value)
+            self.value = o.value.as_dict()
         elif o.kind == "timeout":
-            self.value = _plain_match(o.value)
+            self.value = plain_match(o.value)
         else:
             self.value = o.value
-
-
-def _plain_event(event: Any) -> Any:
-    """A complex event as a JSON-ready dict (its constituents too); a raw event as it is."""
-    from flowcep.hierarchy import ComplexEvent
-
-    if type(event) is not ComplexEvent:
-        return event
-    return {
-        "type": event.type,
-        "start": event.start,
-        "end": event.end,
-        "attributes": dict(event.attributes),
-        "match": _plain_match(event.match),
-    }
-
-
-def _plain_match(match: Any) -> dict[str, list[Any]]:
-    return {step: [_plain_event(e) for e in events] for step, events in match.items()}
 
 
 def _make_hierarchy_operator(plan: Any, key: str | None, ts_col: str, out_of_orderness: int) -> _HierarchyRun:
@@ -751,8 +743,9 @@ def _run_spark(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
     started = time.perf_counter()
     with _open_output(args.output) as out:
         try:
+            hierarchy = pf.hierarchy
             results = run_cli(
-                pf.pattern,
+                pf.pattern if hierarchy is None else hierarchy,
                 args.input,
                 fmt,
                 args.key,
@@ -760,6 +753,8 @@ def _run_spark(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
                 out_of_orderness,
                 _jsonable_select(pf.select),
                 _jsonable_select(pf.timeout),
+                # every level, as the local engine writes them
+                emit=None if hierarchy is None else [level.name for level in hierarchy.levels],
                 partial_match_limit=limit,
             )
             for item in results:

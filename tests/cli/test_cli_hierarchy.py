@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flowcep.cli_support.errors import EXIT_PATTERN, EXIT_USAGE
+from flowcep.cli_support.errors import EXIT_PATTERN
 
 from .conftest import EXAMPLES
 
@@ -82,9 +82,3 @@ def test_a_hierarchy_with_a_cycle_is_a_bad_pattern_file(cli, write):
         r.err.startswith("flowcep: error: bad hierarchy in")
         and "the hierarchy has a cycle: a -> b -> a" in r.err
     )
-
-
-def test_the_spark_engine_refuses_a_hierarchy(cli):
-    r = cli("run", OUTAGES, DATA, *FLAGS, "--engine", "spark")
-    assert r.status == EXIT_USAGE
-    assert "does not run event hierarchies yet" in r.err

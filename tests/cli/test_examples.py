@@ -70,6 +70,27 @@ def test_server_alerts():
     assert [(e.host, e.event, hms(e.time)) for e in result.late] == [("web-03", "request", "11:00:03")]
 
 
+def test_fraud_rules_edited_while_the_stream_runs():
+    ex = load("fraud_rules.py")
+    assert ex["main"]() == [
+        "probe-then-big v1  card-1001  11:31:13-11:35:33  1.00 (ES) -> 1320.00 (RU)",
+        "probe-then-big v1  card-1003  14:02:31-14:10:00  1.00 (DE) -> 1899.00 (BR)",
+        "   -- 15:30:00 rule set edited: probe-then-big v2, probe-then-big-home added, big-spree removed",
+        "probe-then-big-home v1  card-1002  16:20:19-16:25:19  2.50 (ES) -> 820.00 (ES)",
+        "probe-then-big v2  card-1007  19:03:50-19:06:30  1.50 (IT) -> 640.00 (GB)",
+        "4 alerts",
+    ]
+    # without the edit, big-spree v1 would have reported card-1007's 640.00 and 980.00
+    unedited = ex["RuleDirectory"](ex["RULES"]).current()
+    payments = ex["read_events"](ex["DATA"])
+    stream = ex["CEP"].patterns(
+        payments, unedited, key_by="card", timestamp=lambda p: ex["parse_timestamp"](p.time)
+    )
+    assert [(o.pattern, o.key) for o in stream if o.kind == "match" and o.pattern == "big-spree"] == [
+        ("big-spree", "card-1007")
+    ]
+
+
 def test_card_fraud():
     ex = load("card_fraud.py")
     frauds = ex["main"]()

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from flowcep.expr import (
+    ANY,
     ATTR,
     Aggregate,
     And,
@@ -179,6 +180,27 @@ def test_not_of_null_rejects_the_row() -> None:
 def test_objects_are_read_by_attribute() -> None:
     fn, _ = compile_condition_function(Binary("=", Field("class"), Literal("x")), "A", ["A"], access=ATTR)
     assert fn(SimpleNamespace(**{"class": "x"}))
+
+
+def test_any_access_reads_dicts_by_key_and_other_rows_by_attribute() -> None:
+    tree = And((Binary("=", Field("class"), Literal("x")), Binary(">", Field("price"), Field("price", "A"))))
+    fn, iterative = compile_condition_function(tree, "B", ["A", "B"], access=ANY)
+    assert iterative
+    earlier = Ctx({"A": [SimpleNamespace(price=3)]})
+    assert fn({"class": "x", "price": 4}, earlier)
+    assert fn(SimpleNamespace(**{"class": "x", "price": 4}), earlier)
+    assert not fn(SimpleNamespace(**{"class": "x", "price": 2}), earlier)
+
+
+def test_a_pickled_condition_keeps_its_text_and_dialect() -> None:
+    import pickle
+
+    cond = ExpressionCondition(
+        Binary("=", Field("a"), Literal(1)), "A", ["A"], text="a == 1", dialect="AVIATOR"
+    )
+    again = pickle.loads(pickle.dumps(cond))
+    assert (again, again.text, again.dialect) == (cond, "a == 1", "AVIATOR")
+    assert again.test({"a": 1})
 
 
 def test_expression_conditions_compare_by_tree() -> None:

@@ -39,12 +39,31 @@ LAYERS = {
         "flowcep.connectors",
         "flowcep.sql",
     ],
+    # JSON rules sit on the expression language; they parse expressions with flowcep.sql (sqlglot)
+    # only when a rule is read
+    "flowcep.rules": [
+        "flowcep.nfa",
+        "flowcep.sharedbuffer",
+        "flowcep.bounded",
+        "flowcep.runtime",
+        "flowcep.hierarchy",
+        "flowcep.connectors",
+        "flowcep.sql",
+        "sqlglot",
+        "pyspark",
+        "pyflink",
+    ],
     "flowcep.runtime": ["flowcep.hierarchy", "flowcep.connectors", "flowcep.sql", "pyspark", "pyflink"],
     # MATCH_RECOGNIZE compiles onto the NFA; it loads the runtime only to run a query
     "flowcep.sql": ["flowcep.runtime", "flowcep.hierarchy", "flowcep.connectors", "pyspark", "pyflink"],
     # event hierarchies sit beside the runtime, on its public API (DESIGN.md §2)
     "flowcep.hierarchy": ["flowcep.connectors", "pyspark", "pyflink"],
+    # the JSON rule format (and the expression language under it) loads on first use
     "flowcep": [
+        "flowcep.rules",
+        "flowcep.expr",
+        "flowcep.sql",
+        "sqlglot",
         "flowcep.bounded",
         "flowcep.runtime",
         "flowcep.hierarchy",

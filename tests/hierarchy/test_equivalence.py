@@ -130,7 +130,10 @@ def level_by_level(plan: HierarchyPlan, events: list[dict[str, Any]], operator: 
             return e.end if type(e) is ComplexEvent else e["ts"]
 
         stream = CEP.pattern(
-            [item[3] for item in inputs], level.bound_pattern(operator.interval), key_by=key, timestamp=stamp
+            [item[3] for item in inputs],
+            level.bound_pattern(operator.interval, implied=True),
+            key_by=key,
+            timestamp=stamp,
         )
         made[level.name] = [
             ComplexEvent(

@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from flowcep import Pattern
+from flowcep import AfterMatchSkipStrategy, Pattern
 from flowcep.hierarchy import RAW, ComplexEvent, Hierarchy, HierarchyOperator, LevelOutput, of_type
-from flowcep.runtime import BadRecordError
+from flowcep.runtime import LONG_MIN, BadRecordError
 from tests.hierarchy.support import ev, is_, matches, pair, run, spans
 
 
@@ -181,11 +181,24 @@ def test_a_lower_partial_match_timing_out_does_not_cancel_a_higher_one() -> None
     assert spans(out, "outage") == [(1, 31)]
 
 
-def test_a_higher_partial_match_times_out_its_window_after_its_first_complex_event_arrives() -> None:
+def test_a_higher_partial_match_times_out_its_window_after_its_first_constituent_starts() -> None:
+    # seed 004's nested deadline: the incident [1, 2] starts at 1, so the outage's time runs
+    # out at 1 + 100, though its operator counts from the incident's arrival at 2
     out = run(outages(window=100), alarms(1, 2))
     ((level, value, at),) = [(o.level, o.value, o.timestamp) for o in out if o.kind == "timeout"]
-    assert (level, at) == ("outage", 102)
+    assert (level, at) == ("outage", 101)
     assert [(c.start, c.end) for c in value["i"]] == [(1, 2)]
+
+
+def test_a_timeout_comes_out_once_the_watermark_passes_the_first_arrival_plus_the_window() -> None:
+    # incident [1, 5]: the outage partial match is dead from 1 + 20 on (no constituent can end
+    # before 21 any more), but its operator drops it at 5 + 20
+    h = outages(window=20)
+    operator = HierarchyOperator(h, key_by="key", timestamp="ts")
+    operator.process_elements(alarms(1, 5, 6))
+    assert [o for o in operator.process_watermark(24) if o.kind == "timeout"] == []
+    (timeout,) = [o for o in operator.process_watermark(25) if o.kind == "timeout"]
+    assert (timeout.level, timeout.timestamp) == ("outage", 21)
 
 
 # ---------------------------------------------------------------- 11.6 late data at every level
@@ -264,6 +277,46 @@ def test_a_snapshot_of_another_hierarchy_is_refused() -> None:
     other = HierarchyOperator(outages(window=30), timestamp="ts")
     with pytest.raises(SnapshotError):
         other.restore(one.snapshot())
+
+
+def test_the_next_deadline_counts_the_release_lags_below_a_level() -> None:
+    # the incidents skip past their last event: the outage level runs 10 ms (their window)
+    # behind the raw watermark, so its own deadlines come 10 ms later in raw time
+    skipping = (
+        Pattern.begin("a", AfterMatchSkipStrategy.skip_past_last_event())
+        .where(is_("alarm"))
+        .followed_by("b")
+        .where(is_("alarm"))
+        .within(10)
+    )
+    h = Hierarchy().define("incident", skipping).define("outage", two_incidents(100))
+    operator = HierarchyOperator(h, key_by="key", timestamp="ts", out_of_orderness=None)
+    operator.process_elements(alarms(1, 2))
+    operator.process_watermark(2)  # incident [1, 2] goes up, to wait for the outage level's time
+    assert operator.next_deadline() == 11  # the incident level's window timer (from the alarm at 1)
+    operator.process_watermark(11)
+    assert operator.next_deadline() == 12
+    operator.process_watermark(12)  # the outage level takes it: its window timer is at 2 + 100
+    assert operator.next_deadline() == 112
+    assert [o for o in operator.process_watermark(111) if o.kind == "timeout"] == []
+    assert [o.timestamp for o in operator.process_watermark(112) if o.kind == "timeout"] == [101]
+
+
+def test_reset_drops_every_level_and_the_watermarks() -> None:
+    operator = HierarchyOperator(outages(window=100), key_by="key", timestamp="ts")
+    first = operator.process_elements(alarms(1, 2, 5, 6)) + operator.flush()
+    operator.reset()
+    assert (operator.has_state(), operator.keys(), operator.current_watermark) == (False, [], LONG_MIN)
+    assert operator.process_elements(alarms(1, 2, 5, 6)) + operator.flush() == first
+
+
+def test_discarding_a_key_drops_it_at_every_level() -> None:
+    operator = HierarchyOperator(outages(window=100), key_by="key", timestamp="ts")
+    operator.process_elements(alarms(1, 2, key="a") + alarms(3, 4, key="b") + alarms(5, key="b"))
+    assert sorted(operator.keys()) == ["a", "b"]
+    assert operator.discard_key("a") is True
+    assert operator.keys() == ["b"]
+    assert {o.key for o in operator.flush() if o.kind == "timeout"} == {"b"}
 
 
 # ---------------------------------------------------------------- 11.9 bad records

@@ -20,6 +20,8 @@ if __package__ in (None, ""):
 from flowcep import AfterMatchSkipStrategy, Pattern, WithinType
 from flowcep.runtime import CepOperator
 
+STEP_OPS = ("begin", "next", "followed_by", "followed_by_any", "not_next", "not_followed_by")
+
 
 class Event:
     """The event of every case (Java: FlinkCepOracle.Event)."""
@@ -162,27 +164,34 @@ def _has(call: list[Any], i: int) -> bool:
     return len(call) > i and call[i] is not None
 
 
-def build(calls: list[list[Any]], skip: Any = None) -> Pattern:
-    """The flowcep Pattern of a call list (groups are nested call lists)."""
+def build(
+    calls: list[list[Any]], skip: Any = None, conditions: Callable[[list[Any], str], Any] | None = None
+) -> Pattern:
+    """The flowcep Pattern of a call list (groups are nested call lists); ``conditions(call,
+    step)`` makes the conditions (default: the callables of ``condition``)."""
+    make = conditions if conditions is not None else (lambda call, step: condition(call))
     p: Any = None
+    own = ""  # the step the conditions are for
     for i, c in enumerate(calls):
         op = c[0]
         arg = c[1] if len(c) > 1 else None
         if i == 0 and op != "begin":
             raise ValueError("a pattern starts with begin")
+        if op in STEP_OPS:
+            own = arg if isinstance(arg, str) else "GroupPattern"
         if op == "begin":
-            target = build(arg) if isinstance(arg, list) else arg
+            target = build(arg, conditions=conditions) if isinstance(arg, list) else arg
             p = Pattern.begin(target) if skip is None else Pattern.begin(target, skip)
         elif op in ("next", "followed_by", "followed_by_any"):
-            p = getattr(p, op)(build(arg) if isinstance(arg, list) else arg)
+            p = getattr(p, op)(build(arg, conditions=conditions) if isinstance(arg, list) else arg)
         elif op in ("not_next", "not_followed_by"):
             p = getattr(p, op)(arg)
         elif op == "where":
-            p = p.where(condition(c))
+            p = p.where(make(c, own))
         elif op == "or":
-            p = p.or_(condition(c))
+            p = p.or_(make(c, own))
         elif op == "until":
-            p = p.until(condition(c))
+            p = p.until(make(c, own))
         elif op == "times":
             window = c[3] if _has(c, 3) else None
             if _has(c, 2):
@@ -219,14 +228,16 @@ def _error(exc: BaseException, stage: str) -> dict[str, Any]:
 LONG_MIN = -(2**63)
 
 
-def run_case(case: dict[str, Any]) -> dict[str, Any]:
-    """One case through flowcep; the result has the shape of the Java oracle's."""
+def run_case(case: dict[str, Any], pattern: Pattern | None = None) -> dict[str, Any]:
+    """One case through flowcep (with ``pattern`` instead of the case's, if given); the result has
+    the shape of the Java oracle's."""
     result: dict[str, Any] = {"id": case["id"], "error": None, "matches": [], "timeouts": [], "late": []}
-    try:
-        pattern = build(case["pattern"], skip_strategy(case.get("skip")))
-    except Exception as exc:
-        result["error"] = _error(exc, "build")
-        return result
+    if pattern is None:
+        try:
+            pattern = build(case["pattern"], skip_strategy(case.get("skip")))
+        except Exception as exc:
+            result["error"] = _error(exc, "build")
+            return result
     try:
         op = CepOperator(
             pattern,

@@ -12,6 +12,10 @@ A pattern file is an ordinary Python script. The command line runs it with ``__n
              matches.
 
 The examples in ``examples/`` are pattern files too.
+
+A ``.json`` file is a JSON rule instead (docs/rules.md): one rule document, or an array holding
+one. Its conditions must be expressions (SQL or AVIATOR): the command line has no registry for
+CLASS conditions.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flowcep.cli_support.errors import EXIT_PATTERN, CliError
+from flowcep.cli_support.errors import EXIT_DEPENDENCY, EXIT_PATTERN, CliError
 
 RUN_NAME = "__flowcep__"
 
@@ -49,6 +53,8 @@ def load_pattern_file(path: str | Path) -> PatternFile:
         raise CliError(f"pattern file not found: {path}", EXIT_PATTERN)
     if p.is_dir():
         raise CliError(f"pattern file is a directory: {path}", EXIT_PATTERN)
+    if p.suffix.lower() == ".json":
+        return _rule_file(p)
     try:
         namespace = runpy.run_path(str(p), run_name=RUN_NAME)
     except SyntaxError as e:
@@ -87,6 +93,32 @@ def load_pattern_file(path: str | Path) -> PatternFile:
         if fn is not None and not callable(fn):
             raise CliError(f"bad pattern file {path}: `{name}` is not a function", EXIT_PATTERN)
     return PatternFile(path=p, pattern=pattern, select=select, timeout=timeout, namespace=namespace)
+
+
+def _rule_file(path: Path) -> PatternFile:
+    """A JSON rule file: one document, or an array of exactly one."""
+    import json
+
+    from flowcep.rules import RuleError, read_document
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CliError(f"bad rule file {path}: not JSON: {e}", EXIT_PATTERN) from None
+    root = "$"
+    if isinstance(data, list):
+        if len(data) != 1:
+            raise CliError(
+                f"bad rule file {path}: it holds {len(data)} rules; this command runs one rule", EXIT_PATTERN
+            )
+        data, root = data[0], "$[0]"
+    try:
+        pattern = read_document(data)
+    except RuleError as e:
+        raise CliError(f"bad rule file {path}: {root}{e.path[1:]}: {e.problem}", EXIT_PATTERN) from None
+    except ImportError as e:  # sqlglot, which parses the expressions, is missing
+        raise CliError(f"cannot read rule file {path}: {e}", EXIT_DEPENDENCY) from None
+    return PatternFile(path=path, pattern=pattern, select=None, timeout=None, namespace={})
 
 
 def _hierarchy_file(path: Path, namespace: dict[str, Any]) -> PatternFile:

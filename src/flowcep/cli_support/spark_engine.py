@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 
 from flowcep.connectors.spark.detect import build, check_columns
 from flowcep.connectors.spark.values import dumps, duration_ms
+from flowcep.hierarchy.event import ComplexEvent, plain_match
 
 CLI_SCHEMA = "kind string, key string, timestamp long, record string"
 
@@ -27,7 +28,9 @@ class _CliFormat:
 
     ``record`` is ``"match"`` ({step: [row dict]}) or ``"value"`` (``select(match)``) for matches,
     the same for timeouts (``"value"``: the pattern file's ``timeout(partial)``), ``"event"`` (and
-    ``"error"``) for late and invalid rows: the local engine's shapes.
+    ``"error"``) for late and invalid rows: the local engine's shapes. Over an event hierarchy,
+    a record also has its ``"level"`` ("" for raw rows), and a match is its complex event as
+    plain values (``ComplexEvent.as_dict``).
     """
 
     def __init__(
@@ -42,9 +45,12 @@ class _CliFormat:
         kind: str,
         key: str | None,
         ts: int | None,
-        value: dict[str, list[Any]],
+        value: Any,
         reason: str | None,
+        level: str | None = None,
     ) -> tuple[Any, ...]:
+        if level is not None:
+            return (kind, key, ts, dumps(self._level_record(matcher, kind, value, reason, level)))
         record: dict[str, Any]
         if kind == "match":
             record = (
@@ -66,6 +72,22 @@ class _CliFormat:
             if reason is not None:
                 record["error"] = reason
         return (kind, key, ts, dumps(record))
+
+    @staticmethod
+    def _level_record(matcher: Any, kind: str, value: Any, reason: str | None, level: str) -> dict[str, Any]:
+        """A hierarchy's result as the local engine writes it (``flowcep run``)."""
+        row = matcher.row_dict
+        record: dict[str, Any] = {"level": level}
+        if kind == "match":
+            record["match"] = value.as_dict(row)
+        elif kind == "timeout":
+            record["match"] = plain_match(value, row)
+        else:
+            ((event,),) = value.values()
+            record["event"] = event.as_dict(row) if isinstance(event, ComplexEvent) else row(event)
+            if reason is not None:
+                record["error"] = reason
+        return record
 
 
 class CliResults(Iterator[dict[str, Any]]):
@@ -120,12 +142,14 @@ def run_cli(
     out_of_orderness: int | timedelta | str,
     select: Callable[[Any], Any] | None,
     timeout: Callable[[Any], Any] | None = None,
+    emit: list[str] | None = None,
     partial_match_limit: Any = None,
 ) -> CliResults:
     """A batch run over one file; yields the CLI's JSON records (docs/spark.md, "The command line").
 
     Records are ``{"kind", "key", "timestamp"}`` plus what :class:`_CliFormat` writes, ordered by
-    timestamp, then key. ``fmt`` is ``csv``, ``jsonl`` or ``parquet``. The session is the active
+    timestamp, then key. ``fmt`` is ``csv``, ``jsonl`` or ``parquet``. ``pattern`` may be an event
+    hierarchy, whose ``emit`` levels come out (default: the top levels). The session is the active
     one, else a local one (UTC) that is stopped when the iterator is exhausted or closed.
     """
     spark, own = _cli_session()
@@ -153,6 +177,7 @@ def run_cli(
             "format",
             _CliFormat(select, timeout),
             CLI_SCHEMA,
+            emit=emit,
             partial_match_limit=partial_match_limit,
         )
         rows = out.orderBy(F.col("timestamp").asc_nulls_first(), F.col("key").asc_nulls_first(), "kind")

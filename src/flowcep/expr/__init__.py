@@ -5,6 +5,7 @@ pattern condition, ``compile_measures_function`` computes values over a finished
 """
 
 from flowcep.expr.codegen import (
+    ANY,
     ATTR,
     ITEM,
     ExpressionError,
@@ -34,6 +35,7 @@ from flowcep.expr.nodes import (
 )
 
 __all__ = [
+    "ANY",
     "ATTR",
     "ITEM",
     "Aggregate",

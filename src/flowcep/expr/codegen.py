@@ -49,6 +49,7 @@ from flowcep.expr.nodes import (
 
 ITEM = "item"  # rows are mappings: row["price"]
 ATTR = "attr"  # rows are objects: row.price
+ANY = "any"  # rows are dicts or objects, told apart row by row (JSON rules: the rule does not know)
 
 _PY_COMPARE = {"=": "==", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 _SIMPLE_LITERALS = (bool, int, float, str, type(None))
@@ -65,8 +66,8 @@ class _Generator:
     def __init__(
         self, variables: Sequence[str], access: str, current: str | None, time_field: str | None
     ) -> None:
-        if access not in (ITEM, ATTR):
-            raise ValueError(f"access must be {ITEM!r} or {ATTR!r}, got {access!r}")
+        if access not in (ITEM, ATTR, ANY):
+            raise ValueError(f"access must be {ITEM!r}, {ATTR!r} or {ANY!r}, got {access!r}")
         self.variables = tuple(variables)
         self.access = access
         self.current = current  # a condition's variable; None compiles measures
@@ -95,8 +96,12 @@ class _Generator:
         if self.access == ITEM:
             return f"{row}[{name!r}]"
         if name.isidentifier() and not keyword.iskeyword(name):
-            return f"{row}.{name}"
-        return f"getattr({row}, {name!r})"
+            attribute = f"{row}.{name}"
+        else:
+            attribute = f"getattr({row}, {name!r})"
+        if self.access == ANY:  # (row is a local or a subscript of one: reading it twice is cheap)
+            return f"({row}[{name!r}] if isinstance({row}, dict) else {attribute})"
+        return attribute
 
     # --- rows ---------------------------------------------------------------------------------------
 

@@ -15,18 +15,27 @@ class ExpressionCondition(Condition):
 
     Equal trees make equal conditions. ``compile()`` returns ``fn(event)`` when the expression
     reads only the row being tested, else ``fn(event, ctx)``; the function is built once.
+    ``text`` and ``dialect`` say where the tree came from (``"SQL"``, or ``"AVIATOR"`` for a JSON
+    rule's Aviator subset), so that a JSON rule is written back as it was read.
     """
 
-    __slots__ = ("expr", "variable", "variables", "access", "text", "_compiled")
+    __slots__ = ("expr", "variable", "variables", "access", "text", "dialect", "_compiled")
 
     def __init__(
-        self, expr: Expr, variable: str, variables: Sequence[str], access: str = ITEM, text: str | None = None
+        self,
+        expr: Expr,
+        variable: str,
+        variables: Sequence[str],
+        access: str = ITEM,
+        text: str | None = None,
+        dialect: str = "SQL",
     ) -> None:
         self.expr = expr
         self.variable = variable
         self.variables = tuple(variables)
         self.access = access
-        self.text = text  # the source text, for messages and explain
+        self.text = text  # the source text, for messages, explain and JSON rules
+        self.dialect = dialect
         self._compiled: Compiled | None = None
         self.compile()  # fail now, on the query, rather than on the first row
 
@@ -53,8 +62,8 @@ class ExpressionCondition(Condition):
         return hash((self.expr, self.variable, self.variables, self.access))
 
     def __getstate__(self) -> Any:
-        return (self.expr, self.variable, self.variables, self.access, self.text)
+        return (self.expr, self.variable, self.variables, self.access, self.text, self.dialect)
 
     def __setstate__(self, state: Any) -> None:
-        self.expr, self.variable, self.variables, self.access, self.text = state
+        self.expr, self.variable, self.variables, self.access, self.text, self.dialect = state
         self._compiled = None

@@ -77,29 +77,36 @@ def of_type(type_name: str, condition: Callable[[ComplexEvent], Any] | None = No
 
 
 class Nested(IterativeCondition):
-    """Added by the hierarchy to every step of a level that reads complex events: the event must
+    """Added by the hierarchy to a step of a level that reads complex events: the event must
     start after every event already in the partial match ends (seed 004's sequence), and, with a
     window ``T``, end less than ``T`` after the partial match's first start (the nested window:
-    a constituent's own window already holds at its level)."""
+    a constituent's own window already holds at its level).
 
-    __slots__ = ("names", "window", "interval")
+    The partial match's events are in time order along the pattern's steps (this check keeps
+    them so, and raw steps before it come in timestamp order): the last step with events ends
+    last, the first starts first. ``last``: the steps that may hold the partial match's last
+    event, latest first (up to one that always has an event once the run is at this step);
+    ``first``: the steps that may hold its first, in order."""
+
+    __slots__ = ("last", "first", "window", "interval")
 
     def __init__(
-        self, names: tuple[str, ...], window: int | None, interval: Callable[[Any], tuple[int, int]]
+        self,
+        last: tuple[str, ...],
+        first: tuple[str, ...],
+        window: int | None,
+        interval: Callable[[Any], tuple[int, int]],
     ) -> None:
-        self.names = names
+        self.last = last
+        self.first = first
         self.window = window
         self.interval = interval
 
     def filter(self, value: Any, ctx: Any) -> bool:
-        # The partial match's events are in time order along the pattern's steps (this check
-        # keeps them so, and raw steps before it come in timestamp order): its last step with
-        # events ends last, its first starts first.
         interval = self.interval
         start, end = interval(value)
         get = ctx.get_events_for_pattern
-        names = self.names
-        for name in reversed(names):
+        for name in self.last:
             events = get(name)
             if events:
                 if interval(events[-1])[1] >= start:
@@ -110,7 +117,7 @@ class Nested(IterativeCondition):
         window = self.window
         if window is None:
             return True
-        for name in names:
+        for name in self.first:
             events = get(name)
             if events:
                 return end - interval(events[0])[0] < window

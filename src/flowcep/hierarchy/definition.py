@@ -11,7 +11,7 @@ import attrs
 
 from flowcep.hierarchy.conditions import IsRaw, Nested, OfType
 from flowcep.pattern import Condition, GroupPattern, Pattern, RichAndCondition
-from flowcep.pattern.quantifier import ConsumingStrategy
+from flowcep.pattern.quantifier import ConsumingStrategy, QuantifierProperty
 
 Match = Mapping[str, list[Any]]
 Compose = Callable[[Match], Mapping[str, Any]]
@@ -62,19 +62,31 @@ class Level:
             )
         return window
 
-    def bound_pattern(self, interval: Callable[[Any], tuple[int, int]]) -> Pattern:
+    def bound_pattern(self, interval: Callable[[Any], tuple[int, int]], *, implied: bool = False) -> Pattern:
         """The pattern the level's operator runs: a copy in which, when the level reads complex
-        events, every step from the first that may read a complex event on also checks
+        events, the steps from the first that may read a complex event on also check
         precedence and the nested window (``Nested``), and a raw step of a level that reads both
-        sees raw events only (``IsRaw``)."""
+        sees raw events only (``IsRaw``).
+
+        A check that the level's input order already makes hold is left out (``implied=True``
+        keeps it, to test that it is implied): a raw step right after a complex step always
+        starts after that step's event ends, as at one timestamp raw events come first (11.3);
+        and when the level starts with a raw step, the operator's own window, counted from that
+        event, is the nested window. A condition without the check stays simple, and the NFA
+        then decides once per state for all runs, not once per run."""
         if not self.uses:
             return self.pattern
         pattern = copy.deepcopy(self.pattern)
-        names = tuple(dict.fromkeys(step.name for step in steps(pattern)))
-        check = Nested(names, self.window, interval)
+        chain = list(steps(pattern))
+        names = tuple(dict.fromkeys(step.name for step in chain))
+        # in a group, a step may follow others than the one before it (a looping group): all checks
+        implied = implied or _has_group(pattern)
+        window_implied = not implied and not _complex_only(chain[0].condition) and not _optional(chain[0])
+        window = None if window_implied else self.window
+        first = _until_mandatory(chain) if not implied else names
         raw = IsRaw()
         checked = False
-        for step in steps(pattern):
+        for at, step in enumerate(chain):
             condition = step.condition
             complex_only = _complex_only(condition)
             if self.reads_raw and not complex_only:
@@ -83,10 +95,44 @@ class Level:
             # (their partial match starts when its first event arrives): only from there on is
             # the check needed, and it makes a step's condition iterative, which costs
             checked = checked or complex_only or _types_in_any(condition)
-            if checked:
+            before = chain[at - 1] if at else None
+            follows_complex = before is not None and _complex_only(before.condition) and _single(before)
+            needed = complex_only or window is not None or not (follows_complex and _single(step))
+            if checked and (implied or needed):
+                earlier = [] if _single(step) else [step]
+                earlier += reversed(chain[:at])
+                last = tuple(reversed(names)) if implied else _until_mandatory(earlier)
+                check = Nested(last, first, window, interval)
                 condition = check if condition is None else RichAndCondition(condition, check)
             step.condition = condition
         return pattern
+
+    def raw_filter(self) -> Callable[[Any], bool] | None:
+        """Which raw events can change this level's state, or None: all may.
+
+        Only for a level whose raw events pass through nothing that reacts to an event no
+        condition accepts: every step a single step (no quantifier, not optional, no negation),
+        no strict contiguity, no skip strategy, no group. There, an event that no raw step's
+        condition accepts is ignored by every run, and left out, it changes nothing. The filter
+        is each raw step's simple conjuncts, or'ed; a step without one lets every event in."""
+        pattern = self.pattern
+        if pattern.get_after_match_skip_strategy().is_skip_strategy() or _has_group(pattern):
+            return None
+        tests: list[Callable[[Any], Any]] = []
+        node: Pattern | None = pattern
+        while node is not None:
+            if not _single(node):
+                return None
+            strategy = node.quantifier.consuming_strategy
+            if node.previous is not None and strategy not in _RELAXED:
+                return None
+            if not _complex_only(node.condition):
+                simple = list(_simple_conjuncts(node.condition))
+                if not simple:
+                    return None
+                tests.append(simple[0] if len(simple) == 1 else _all_of(tuple(simple)))
+            node = node.previous
+        return _any_of(tuple(reversed(tests)))
 
 
 @attrs.frozen(slots=True)
@@ -216,6 +262,88 @@ def steps(pattern: Pattern) -> Iterator[Pattern]:
             yield from steps(node.raw_pattern)
         else:
             yield node
+
+
+_RELAXED = (ConsumingStrategy.SKIP_TILL_NEXT, ConsumingStrategy.SKIP_TILL_ANY)
+
+
+def _single(step: Pattern) -> bool:
+    """One event, always: no quantifier, not optional, not a negation."""
+    quantifier = step.quantifier
+    negation = quantifier.consuming_strategy in (ConsumingStrategy.NOT_FOLLOW, ConsumingStrategy.NOT_NEXT)
+    return not negation and quantifier.properties == frozenset({QuantifierProperty.SINGLE})
+
+
+def _has_group(pattern: Pattern) -> bool:
+    node: Pattern | None = pattern
+    while node is not None:
+        if isinstance(node, GroupPattern):
+            return True
+        node = node.previous
+    return False
+
+
+def _until_mandatory(chain: list[Pattern]) -> tuple[str, ...]:
+    """The names of ``chain``'s steps up to the first that always has an event (a single step)."""
+    names: dict[str, None] = {}
+    for step in chain:
+        names[step.name] = None
+        if _single(step):
+            break
+    return tuple(names)
+
+
+def _optional(step: Pattern) -> bool:
+    return step.quantifier.has_property(QuantifierProperty.OPTIONAL)
+
+
+def _simple_conjuncts(condition: Condition | None) -> Iterator[Callable[[Any], Any]]:
+    """The compiled conjuncts of ``condition`` that read the event alone."""
+    if condition is None:
+        return
+    if isinstance(condition, RichAndCondition):
+        yield from _simple_conjuncts(condition.left)
+        yield from _simple_conjuncts(condition.right)
+        return
+    fn, iterative = condition.compile()
+    if not iterative:
+        yield fn
+
+
+def _all_of(tests: tuple[Callable[[Any], Any], ...]) -> Callable[[Any], bool]:
+    def all_of(event: Any) -> bool:
+        for test in tests:
+            if not test(event):
+                return False
+        return True
+
+    return all_of
+
+
+def _any_of(tests: tuple[Callable[[Any], Any], ...]) -> Callable[[Any], bool]:
+    """True when one test holds; also when one raises: the event then goes to the level, whose
+    operator reports the error as a bad record of the level, as without the filter."""
+    if len(tests) == 1:
+        [only] = tests
+
+        def one(event: Any) -> bool:
+            try:
+                return bool(only(event))
+            except Exception:
+                return True
+
+        return one
+
+    def any_of(event: Any) -> bool:
+        try:
+            for test in tests:
+                if test(event):
+                    return True
+        except Exception:
+            return True
+        return False
+
+    return any_of
 
 
 def _ends_in_not(pattern: Pattern) -> bool:

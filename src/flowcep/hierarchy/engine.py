@@ -48,7 +48,17 @@ class LevelOutput:
 class _Running:
     """One level at run time: its operator, the levels it feeds, its input watermark."""
 
-    __slots__ = ("level", "operator", "consumers", "producers", "lag", "watermark", "emit")
+    __slots__ = (
+        "level",
+        "operator",
+        "consumers",
+        "producers",
+        "lag",
+        "trail",
+        "watermark",
+        "emit",
+        "accepts",
+    )
 
     def __init__(self, level: Level, operator: CepOperator, emit: bool) -> None:
         self.level = level
@@ -56,8 +66,11 @@ class _Running:
         self.consumers: list[_Running] = []
         self.producers: list[_Running] = []
         self.lag = 0
+        self.trail = 0  # how far its watermark trails the raw one: its producers' lags on the way up
         self.watermark = LONG_MIN  # the level's input watermark
         self.emit = emit
+        # the raw events that can change the level's state (None: all; see Level.raw_filter)
+        self.accepts = level.raw_filter() if level.reads_raw else None
 
 
 class HierarchyOperator:
@@ -123,8 +136,9 @@ class HierarchyOperator:
                 producer.consumers.append(running)
             by_name[level.name] = running
             self._levels.append(running)
-        for running in self._levels:
+        for running in self._levels:  # (bottom up)
             running.lag = running.level.release_lag() if running.consumers else 0
+            running.trail = max((p.trail + p.lag for p in running.producers), default=0)
         self._gate = by_name[gate.name]
         self._other_raw_levels = [r for r in self._levels if r.level.reads_raw and r is not self._gate]
         self._watermark = LONG_MIN
@@ -147,8 +161,10 @@ class HierarchyOperator:
 
         The first level that reads raw events only (every hierarchy has one) is the gate: its
         operator makes the raw watermark and finds late and bad raw records, which no other
-        level then sees. The other raw levels get the rest of the batch before the gate's
-        complex events go up, so that at one timestamp raw events come first (11.3)."""
+        level then sees. The other raw levels get the rest of the batch, each only the raw events
+        its conditions may accept where that changes nothing else (``Level.raw_filter``),
+        before the gate's complex events go up, so that at one timestamp raw events come first
+        (11.3)."""
         batch = events if isinstance(events, (list, tuple)) else list(events)
         out: list[LevelOutput] = []
         gate = self._gate
@@ -173,7 +189,10 @@ class HierarchyOperator:
             if refused:
                 rest = _without(batch, refused)
         for running in self._other_raw_levels:
-            self._collect(running, running.operator.process_elements(rest), out)
+            accepts = running.accepts
+            mine = rest if accepts is None else [event for event in rest if accepts(event)]
+            if mine:
+                self._collect(running, running.operator.process_elements(mine), out)
         self._collect(gate, gate_outputs, out)
         watermark = gate.operator.current_watermark
         gate.watermark = watermark
@@ -197,6 +216,40 @@ class HierarchyOperator:
     def flush(self) -> list[LevelOutput]:
         """End of input: every level, bottom up, releases all it holds."""
         return self.process_watermark(LONG_MAX)
+
+    def next_deadline(self) -> int | None:
+        """The smallest raw watermark at which a call may produce output or drop state (None:
+        only new events can): each level's ``CepOperator.next_deadline()``, plus how far that
+        level's watermark trails the raw one (the release lags on its way up, 11.3)."""
+        deadline: int | None = None
+        for running in self._levels:
+            due = running.operator.next_deadline()
+            if due is not None:
+                due += running.trail
+                if deadline is None or due < deadline:
+                    deadline = due
+        return deadline
+
+    def has_state(self) -> bool:
+        """Whether any level holds buffered events, partial matches or window timers."""
+        return any(running.operator.has_state() for running in self._levels)
+
+    def keys(self) -> list[Any]:
+        """The keys that hold anything at any level."""
+        return list(dict.fromkeys(key for running in self._levels for key in running.operator.keys()))
+
+    def discard_key(self, key: Any) -> bool:
+        """Drop all one key holds at every level, silently; whether it held anything."""
+        return any([running.operator.discard_key(key) for running in self._levels])
+
+    def reset(self) -> None:
+        """Drop all state: every level's, the watermarks and the counters."""
+        for running in self._levels:
+            running.operator.reset()
+            running.watermark = LONG_MIN
+        self._watermark = LONG_MIN
+        self.events_in = 0
+        self.late = 0
 
     def level_watermarks(self) -> dict[str, int]:
         """Each level's input watermark."""
@@ -311,9 +364,21 @@ class HierarchyOperator:
                     self._feed(consumer, event, out)
             elif kind == TIMEOUT:
                 if running.emit:
-                    out.append(LevelOutput(TIMEOUT, name, o.key, o.value, o.timestamp))
+                    at = self._deadline(running.level, o.value, o.timestamp)
+                    out.append(LevelOutput(TIMEOUT, name, o.key, o.value, at))
             else:  # late or bad records of the level: never dropped
                 out.append(LevelOutput(kind, name, o.key, o.value, o.timestamp))
+
+    def _deadline(self, level: Level, partial: Mapping[str, list[Any]], at: int | None) -> int | None:
+        """When a timed-out partial match's time ran out: its first constituent's start plus the
+        level's window (11.5), where the operator counted from that constituent's end (``at``:
+        the operator's own deadline, earlier when a step's window is shorter)."""
+        window = level.window
+        if window is None or at is None or not level.uses:
+            return at
+        interval = self.interval
+        start = min(interval(event)[0] for events in partial.values() for event in events)
+        return min(at, start + window)
 
     def _feed(self, consumer: _Running, event: ComplexEvent, out: list[LevelOutput]) -> None:
         if event.end <= consumer.watermark:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
+
+
+def _same(event: Any) -> Any:
+    return event
 
 
 class ComplexEvent:
@@ -68,6 +72,18 @@ class ComplexEvent:
                 out.append(event)
         return out
 
+    def as_dict(self, raw: Callable[[Any], Any] = _same) -> dict[str, Any]:
+        """The complex event as plain values (for JSON): ``type``, ``start``, ``end``,
+        ``attributes`` and ``match``, whose complex constituents are such dicts too and whose raw
+        events are ``raw(event)`` (by default the events themselves)."""
+        return {
+            "type": self.type,
+            "start": self.start,
+            "end": self.end,
+            "attributes": dict(self.attributes),
+            "match": plain_match(self.match, raw),
+        }
+
     def __reduce__(self) -> tuple[Any, ...]:
         return (ComplexEvent, (self.type, self.key, self.start, self.end, self.attributes, self.match))
 
@@ -90,3 +106,12 @@ class ComplexEvent:
             f"ComplexEvent({self.type!r}, key={self.key!r}, [{self.start}, {self.end}], "
             f"{dict(self.attributes)!r})"
         )
+
+
+def plain_match(match: Mapping[str, list[Any]], raw: Callable[[Any], Any] = _same) -> dict[str, list[Any]]:
+    """A (partial) match of a level as plain values: each complex event ``as_dict(raw)``, each raw
+    event ``raw(event)``."""
+    return {
+        step: [e.as_dict(raw) if type(e) is ComplexEvent else raw(e) for e in events]
+        for step, events in match.items()
+    }

@@ -32,6 +32,7 @@ from flowcep.pattern.exceptions import (
     UnsupportedOperationException,
 )
 from flowcep.pattern.quantifier import ConsumingStrategy, Quantifier, QuantifierProperty, Times
+from flowcep.pattern.serialization import codec
 
 if TYPE_CHECKING:
     # a default of Any: ``Pattern.begin("a")`` and a bare ``Pattern`` annotation mean Pattern[Any]
@@ -337,6 +338,37 @@ class Pattern(Generic[E]):
     def get_window_size(self, within_type: WithinType = WithinType.FIRST_AND_LAST) -> int | None:
         """The ``within`` window in milliseconds, or None."""
         return self.window_times.get(within_type)
+
+    # ---------------------------------------------------------------- JSON rules (docs/rules.md)
+
+    def to_dict(self, registry: Any = None, name: str | None = None) -> dict[str, Any]:
+        """This pattern as a JSON rule document (a dict); ``name`` is the rule's name (default:
+        the last step's); ``registry`` names the registered conditions and subtypes it uses."""
+        return codec().to_dict(self, registry, name)
+
+    def to_json(self, registry: Any = None, name: str | None = None, indent: int | None = 2) -> str:
+        """This pattern as JSON rule text (see ``to_dict``)."""
+        import json
+
+        return json.dumps(self.to_dict(registry, name), indent=indent)
+
+    @classmethod
+    def from_json(
+        cls, document: str | bytes | dict[str, Any], registry: Any = None, access: str = "any"
+    ) -> Pattern[Any]:
+        """The pattern of a JSON rule document (text or an already parsed dict).
+
+        ``registry`` (``flowcep.rules.ConditionRegistry``) resolves CLASS conditions and subtypes
+        by name; ``access`` is how expression conditions read fields: ``"any"`` (dicts by key,
+        other events by attribute), ``"item"`` or ``"attr"``. A bad document raises
+        ``flowcep.rules.RuleError`` naming the JSON path and the problem.
+        """
+        return codec().from_document(document, registry, access)  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_dict(cls, document: dict[str, Any], registry: Any = None, access: str = "any") -> Pattern[Any]:
+        """Same as ``from_json``, for a parsed document."""
+        return cls.from_json(document, registry, access)
 
     # Flink (camelCase) names.
     followedBy = followed_by

@@ -10,9 +10,11 @@ from flowcep.runtime.functions import (
 )
 from flowcep.runtime.gctuning import tune_gc
 from flowcep.runtime.limits import DroppedPartialMatch, PartialMatchLimit, PartialMatchLimitError
+from flowcep.runtime.multipattern import MultiPatternOperator, PatternOutput
 from flowcep.runtime.operator import LONG_MAX, LONG_MIN, CepOperator
 from flowcep.runtime.options import OperatorOptions
 from flowcep.runtime.output import BadRecord, BadRecordError, HeldBackMatchesWarning, Output
+from flowcep.runtime.ruledir import RuleDirectory
 from flowcep.runtime.snapshot import SnapshotError
 from flowcep.runtime.stream import (
     BAD_RECORDS,
@@ -24,6 +26,7 @@ from flowcep.runtime.stream import (
     ResultStream,
     SideOutputStream,
 )
+from flowcep.runtime.updates import PatternUpdate, RuleRecordError, load_rule
 
 __all__ = [
     "BAD_RECORDS",
@@ -32,6 +35,7 @@ __all__ = [
     "LATE_DATA",
     "LONG_MAX",
     "LONG_MIN",
+    "MultiPatternOperator",
     "TIMED_OUT",
     "BadRecord",
     "BadRecordError",
@@ -46,11 +50,16 @@ __all__ = [
     "PartialMatchLimit",
     "PartialMatchLimitError",
     "PatternProcessFunction",
+    "PatternOutput",
     "PatternStream",
+    "PatternUpdate",
     "ResultStream",
+    "RuleDirectory",
+    "RuleRecordError",
     "RuntimeContext",
     "SideOutputStream",
     "SnapshotError",
     "TimedOutPartialMatchHandler",
+    "load_rule",
     "tune_gc",
 ]

@@ -430,6 +430,14 @@ class CepOperator:
         """The keys that hold anything (buffered elements, partial matches or window timers)."""
         return [*self._keys, *self._idle]
 
+    def buffered_elements(self) -> list[tuple[int, Any]]:
+        """The elements taken but not matched yet (ahead of the watermark; in processing time,
+        those a comparator holds back) as ``(timestamp, element)``: each key's in the order it
+        would match them, the keys in the order they got state."""
+        return [
+            (t, e) for ks in self._keys.values() for t, elements in buffered(ks) for e in as_list(elements)
+        ]
+
     # ------------------------------------------------------------------ snapshots
 
     def snapshot(self, *, canonical: bool = True) -> bytes:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -32,6 +32,9 @@ from flowcep.runtime.options import OperatorOptions
 from flowcep.runtime.output import BAD_RECORD, DROPPED, LATE, MATCH, TIMEOUT, BadRecordError, Output
 from flowcep.runtime.quiet import TICK, TimedFeed
 from flowcep.runtime.timestamps import wall_clock_millis
+
+if TYPE_CHECKING:
+    from flowcep.runtime.multistream import PatternSetStream
 
 LATE_DATA = OutputTag("late-data")
 TIMED_OUT = OutputTag("timed-out")
@@ -110,6 +113,40 @@ class CEP:
             quiet_timeouts=quiet_timeouts,
         )
         return PatternStream(events, pattern, options, evaluator=evaluator, job_parameters=job_parameters)
+
+    @staticmethod
+    def patterns(
+        items: Iterable[Any],
+        patterns: Any = (),
+        *,
+        key_by: Callable[[Any], Hashable] | str | None = None,
+        timestamp: Callable[[Any], int] | str | None = None,
+        out_of_orderness: Any = 0,
+        comparator: Any = None,
+        processing_time: bool = False,
+        clock: Callable[[], int] | None = None,
+        on_error: str = "raise",
+        is_control: Callable[[Any], bool] | None = None,
+        loader: Callable[[Any], Any] | None = None,
+    ) -> PatternSetStream:
+        """Named, versioned patterns over ``items``, a stream of events and control records that
+        add, replace and remove patterns between elements (``MultiPatternOperator``; see
+        ``flowcep.runtime.multistream``). ``patterns``: name -> ``(version, Pattern)``, or
+        ``PatternUpdate``s. A control record is a ``PatternUpdate``, or an item for which
+        ``is_control(item)`` holds, loaded by ``loader(item)`` (default: a JSON rule record).
+        The other keywords are ``CEP.pattern``'s. Yields ``PatternOutput``s lazily."""
+        from flowcep.runtime.multistream import PatternSetStream
+
+        options = OperatorOptions(
+            key_by=key_by,
+            timestamp=timestamp,
+            out_of_orderness=out_of_orderness,
+            comparator=comparator,
+            processing_time=processing_time,
+            clock=clock,
+            on_error=on_error,
+        )
+        return PatternSetStream(items, patterns, options, is_control, loader)
 
 
 @attrs.frozen(slots=True)

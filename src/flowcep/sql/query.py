@@ -7,6 +7,9 @@ PATTERN and is cut out of the text, by sqlglot's tokens, before the statement is
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection
+
 import attrs
 import sqlglot
 from sqlglot import exp
@@ -109,6 +112,21 @@ def _interval_ms(clause: str) -> int:
     if ms <= 0:
         raise SqlError(f"WITHIN {clause}: the interval must be positive")
     return ms
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def parse_expression(text: str, clause: str, variables: Collection[str]) -> n.Expr:
+    """One expression of DEFINE's dialect, alone (a JSON rule's condition); ``clause`` names it in
+    errors, ``variables`` are the pattern variables it may name."""
+    try:
+        node = sqlglot.parse_one(text, read=FlinkSql)
+    except (ParseError, TokenError) as exc:
+        raise SqlError(f"{clause}: cannot parse {text!r}: {_ANSI.sub('', str(exc))}") from exc
+    if not isinstance(node, exp.Expression):
+        raise SqlError(f"{clause}: {text!r} is not an expression")
+    return Translator(clause, variables, _sql)(node)
 
 
 def parse_query(text: str) -> Query:

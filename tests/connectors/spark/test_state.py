@@ -15,11 +15,12 @@ from pyspark.sql import Row
 
 from flowcep import Pattern
 from flowcep.connectors.spark import StateFormatError
+from flowcep.connectors.spark.chunks import chunk_blob
 from flowcep.connectors.spark.matcher import INTERNAL_FIELDS, Matcher
 from flowcep.connectors.spark.streaming import STATE_FORMAT, BucketProcessor
 
 FIELDS = ["id", "user", "type", "ms"]
-ROW = Row(*FIELDS, "__flowcep_ts_ms", "__flowcep_bucket")  # what Spark hands the processor
+CHUNK = Row("bucket", "events")  # what Spark hands the processor: the bucket's events in chunks
 
 
 class FakeHandle:
@@ -99,7 +100,7 @@ def feed(
     p: BucketProcessor, handle: FakeHandle, bucket: int, watermark: int, *rows: tuple[Any, ...]
 ) -> list[Row]:
     handle.bucket = bucket
-    spark_rows = [ROW(i, user, kind, ms, ms, bucket) for i, user, kind, ms in rows]
+    spark_rows = [CHUNK(bucket, chunk_blob([(i, user, kind, ms, ms) for i, user, kind, ms in rows]))]
     return list(p.handleInputRows((bucket,), iter(spark_rows), Clock(watermark)))
 
 

@@ -18,7 +18,8 @@ schema, the time semantics and the differences with the pure-Python runtime.
 """
 
 from .detect import detect
-from .matcher import DEFAULT_OUTPUT_SCHEMA, InvalidRowError
+from .matcher import DEFAULT_OUTPUT_SCHEMA, LEVELS_OUTPUT_SCHEMA, InvalidRowError
+from .rules import RULES_OUTPUT_SCHEMA, detect_rules
 from .sql import match_recognize
 from .streaming import (
     DEFAULT_BUCKETS,
@@ -33,12 +34,15 @@ from .values import duration_ms
 __all__ = [
     "DEFAULT_BUCKETS",
     "DEFAULT_OUTPUT_SCHEMA",
+    "LEVELS_OUTPUT_SCHEMA",
     "PROVIDER_CONF",
+    "RULES_OUTPUT_SCHEMA",
     "ROCKSDB_PROVIDER",
     "InvalidRowError",
     "SparkConfigError",
     "StateFormatError",
     "detect",
+    "detect_rules",
     "duration_ms",
     "ensure_state_store",
     "match_recognize",

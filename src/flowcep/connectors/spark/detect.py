@@ -11,7 +11,15 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from .batch import build_batch
-from .matcher import GAUGES, INTERNAL_SCHEMA, STATS_KIND, Matcher, select_arity
+from .matcher import (
+    GAUGES,
+    INTERNAL_SCHEMA,
+    LEVELS_INTERNAL_SCHEMA,
+    STATS_KIND,
+    Matcher,
+    is_hierarchy,
+    select_arity,
+)
 from .streaming import DEFAULT_BUCKETS, build_stream
 from .values import HIDDEN_COLUMNS, NEWEST_MS, duration_ms, timestamp_ms
 
@@ -30,11 +38,18 @@ def detect(
     state_ttl: int | timedelta | str | None = None,
     buckets: int = DEFAULT_BUCKETS,
     observe: str | None = None,
+    emit: Sequence[str] | None = None,
     max_partial_matches_per_key: int | None = None,
     max_partial_matches: int | None = None,
     on_partial_match_limit: str | None = None,
 ) -> DataFrame:
     """Run ``pattern`` over ``df`` per ``key`` in ``timestamp`` order; a DataFrame of results.
+
+    ``pattern`` may be an event hierarchy (``flowcep.hierarchy.Hierarchy``): every level runs in
+    the same pass, and the output (:data:`LEVELS_OUTPUT_SCHEMA`) has each result's ``level``
+    after the key; ``emit`` names the levels whose matches and timeouts come out (default: the
+    top levels). A match's ``events`` is its complex event (``type``, ``start``, ``end``,
+    ``attributes``, ``match``); with ``select``, ``select(match)`` gets the ``ComplexEvent``.
 
     Works on batch and streaming DataFrames. Without ``select`` the output has
     :data:`DEFAULT_OUTPUT_SCHEMA`: ``key``, ``kind`` (``match``, ``timeout``, ``late``,
@@ -61,6 +76,8 @@ def detect(
     from flowcep.runtime.limits import PartialMatchLimit
 
     limit = PartialMatchLimit.of(max_partial_matches_per_key, max_partial_matches, on_partial_match_limit)
+    if limit is not None and is_hierarchy(pattern):
+        raise ValueError("partial-match limits work with one pattern, not an event hierarchy")
     invalid = bad_input_choice(on_error, on_invalid)
     if (select is None) != (output_schema is None):
         raise ValueError("select and output_schema go together: give both or neither")
@@ -78,8 +95,10 @@ def detect(
     check_columns(df, key_names, timestamp)
     if observe is not None and select is not None:
         raise ValueError("observe counts the default output's kinds: it does not go with select")
+    levels = list(emit) if emit is not None else None
     if select is None:
-        gauges = observe is not None and df.isStreaming
+        gauges = observe is not None and df.isStreaming and not is_hierarchy(pattern)
+        internal = LEVELS_INTERNAL_SCHEMA if is_hierarchy(pattern) else INTERNAL_SCHEMA
         out = build(
             df,
             pattern,
@@ -90,8 +109,9 @@ def detect(
             invalid,
             "default",
             None,
-            INTERNAL_SCHEMA,
+            internal,
             buckets,
+            levels,
             limit,
             gauges,
         )
@@ -99,7 +119,19 @@ def detect(
     assert output_schema is not None  # given with select (checked above)
     mode = "select1" if select_arity(select) == 1 else "select3"
     return build(
-        df, pattern, key_names, timestamp, delay, ttl, invalid, mode, select, output_schema, buckets, limit
+        df,
+        pattern,
+        key_names,
+        timestamp,
+        delay,
+        ttl,
+        invalid,
+        mode,
+        select,
+        output_schema,
+        buckets,
+        levels,
+        limit,
     )
 
 
@@ -170,13 +202,21 @@ def build(
     select: Callable[..., Any] | None,
     schema: T.StructType | str,
     buckets: int = DEFAULT_BUCKETS,
+    emit: list[str] | None = None,
     partial_match_limit: Any = None,
     gauges: bool = False,
 ) -> DataFrame:
     """The result DataFrame of ``df`` in one of the :class:`Matcher`'s modes."""
     from flowcep.nfa import NFACompiler
 
-    NFACompiler.compile(pattern)  # an illegal pattern fails here, not on a worker
+    # an illegal pattern or hierarchy fails here, not on a worker
+    if is_hierarchy(pattern):
+        from flowcep.hierarchy import HierarchyOperator
+
+        pattern = pattern.build()
+        HierarchyOperator(pattern, timestamp=lambda e: 0, emit=emit)  # (checks the emitted levels)
+    else:
+        NFACompiler.compile(pattern)
     out_schema = _struct(schema)
     user_fields = list(df.columns)
     nested = (T.StructType, T.ArrayType, T.MapType)
@@ -190,6 +230,7 @@ def build(
         output_fields=list(out_schema.fieldNames()),
         on_invalid=on_invalid,
         recursive=any(isinstance(f.dataType, nested) for f in df.schema.fields),
+        emit=emit,
         partial_match_limit=partial_match_limit,
         gauges=gauges,
     )
@@ -201,8 +242,10 @@ def build(
     if mode == "default":
         # a result released by the end of input (final watermark 2**63-1) has a null timestamp
         end = F.when(F.col("timestamp") <= NEWEST_MS, F.col("timestamp"))
+        level = ["level"] if is_hierarchy(pattern) else []
         out = out.select(
             "key",
+            *level,
             "kind",
             F.timestamp_millis(end).alias("timestamp"),
             F.timestamp_millis("first_ts").alias("first_ts"),

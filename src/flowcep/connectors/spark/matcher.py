@@ -10,7 +10,8 @@ into it. It also turns the operator's outputs into result rows, in one of four m
 * ``select1`` / ``select3``: dicts made from the user's ``select(match)`` /
   ``select(kind, key, events)``;
 * ``format``: tuples made by a ``formatter(kind, key_text, timestamp, value, reason)`` given
-  by the caller (the command line has its own record shape; the connector does not know it).
+  by the caller (the command line has its own record shape; the connector does not know it);
+  over an event hierarchy, ``formatter(..., reason, level)``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import Any
 from pyspark.sql import Row
 
 from flowcep.connectors.selecting import select_arity as select_arity  # (its import path here)
+from flowcep.hierarchy import Hierarchy, HierarchyOperator, HierarchyPlan
+from flowcep.hierarchy.event import ComplexEvent, plain_match
 from flowcep.runtime.timestamps import LONG_MIN
 
 from .values import dumps, event_class, item_reader, result_class
@@ -35,6 +38,15 @@ DEFAULT_OUTPUT_SCHEMA = (
 # what the Python side emits for the default schema; times become timestamps in a projection after it
 INTERNAL_SCHEMA = "key string, kind string, timestamp long, first_ts long, last_ts long, events string"
 INTERNAL_FIELDS = ["key", "kind", "timestamp", "first_ts", "last_ts", "events"]
+#: The output of :func:`detect` over an event hierarchy without ``select``: each result's level
+#: (complex event type; null for late and invalid raw rows) after the key.
+LEVELS_OUTPUT_SCHEMA = (
+    "key string, level string, kind string, timestamp timestamp, first_ts timestamp, last_ts timestamp, "
+    "events string"
+)
+LEVELS_INTERNAL_SCHEMA = (
+    "key string, level string, kind string, timestamp long, first_ts long, last_ts long, events string"
+)
 
 MODES = ("default", "select1", "select3", "format")
 # the gauges a streaming query with ``observe`` reports, from rows of this kind (never output)
@@ -52,6 +64,10 @@ class Matcher:
 
     Events are tuples of the input's columns plus the event time (ms) as a last, unnamed item,
     seen through :func:`event_class`: ``e.amount``, ``e["amount"]``, ``e.asDict()``.
+
+    ``pattern`` may be an event hierarchy (``flowcep.hierarchy.Hierarchy`` or its plan): the
+    operator is then a ``HierarchyOperator`` whose ``emit`` levels come out, each result with
+    its level.
     """
 
     def __init__(
@@ -66,6 +82,7 @@ class Matcher:
         output_fields: list[str],
         on_invalid: str,
         recursive: bool,
+        emit: list[str] | None = None,
         partial_match_limit: Any = None,
         gauges: bool = False,
     ) -> None:
@@ -84,6 +101,10 @@ class Matcher:
         self.output_fields = output_fields
         self.on_invalid = on_invalid
         self.recursive = recursive
+        self.levels = is_hierarchy(pattern)
+        if emit is not None and not self.levels:
+            raise ValueError("emit names the levels of an event hierarchy: it goes with a Hierarchy only")
+        self.emit_levels = emit
         self.partial_match_limit = partial_match_limit  # a PartialMatchLimit or None
         self.gauges = gauges  # streaming with observe: a stats row per bucket run (see gauge_row)
         self._init_caches()
@@ -117,7 +138,16 @@ class Matcher:
     def operator(self) -> Any:
         """This worker's operator, empty (its state is the caller's to restore or fill)."""
         op = self._op
-        if op is None:
+        if op is None and self.levels:
+            op = self._op = HierarchyOperator(
+                self.pattern,
+                key_by=self.key_of(),
+                timestamp=_event_time,
+                out_of_orderness=None,
+                emit=self.emit_levels,
+                on_error="raise" if self.on_invalid == "raise" else "side_output",
+            )
+        elif op is None:
             from flowcep.runtime import CepOperator
 
             # no generated watermark: the connector drives event time (Spark's watermark, or
@@ -133,6 +163,19 @@ class Matcher:
             op.reset()
         return op
 
+    def processor(self, op: Any) -> Callable[[Any, int], list[Any]]:
+        """``process(event, ms)`` for ``op``: a hierarchy reads the event time from the event
+        itself (its last item), for its levels' intervals too."""
+        if self.levels:
+            process = op.process_element
+            return lambda event, ms: process(event)  # type: ignore[no-any-return]
+        return op.process_element  # type: ignore[no-any-return]
+
+    @property
+    def internal_schema(self) -> str:
+        """The schema of the rows the default mode emits (times as epoch ms)."""
+        return LEVELS_INTERNAL_SCHEMA if self.levels else INTERNAL_SCHEMA
+
     def gauge_row(self, op: Any, out: list[Any]) -> None:
         """The operator's gauges as a row of kind ``stats`` (``detect``'s ``observe`` sums them
         into the query progress and leaves the row out of the results)."""
@@ -146,11 +189,13 @@ class Matcher:
 
     def open_task(self) -> None:
         """Open the pattern's ``RichIterativeCondition``s for this task, with a ``RuntimeContext``
-        naming the task's partition."""
+        naming the task's partition (an event hierarchy's operator opens nothing)."""
         from pyspark import TaskContext
 
         from flowcep.runtime import RuntimeContext
 
+        if self.levels:
+            return
         op = self.operator()
         task = TaskContext.get()
         index = task.partitionId() if task is not None else 0
@@ -158,7 +203,7 @@ class Matcher:
 
     def close_task(self) -> None:
         """Close what ``open_task`` opened."""
-        if self._op is not None:
+        if self._op is not None and not self.levels:
             self._op.close()
 
     # -- batch: one key's events, sorted by time; then the end of input
@@ -166,7 +211,7 @@ class Matcher:
     def run_key(self, key: tuple[Any, ...], events: Iterable[Row], out: list[Any]) -> None:
         op = self.operator()
         bad_key = self.key_positions is not None and None in key
-        process = op.process_element
+        process = self.processor(op)
         emit = self.emit
         for e in events:
             ms = _item(e, -1)
@@ -199,6 +244,9 @@ class Matcher:
 
     def emit(self, outputs: Iterable[Any], out: list[Any]) -> None:
         """The operator's outputs as result rows, appended to ``out``."""
+        if self.levels:
+            self._emit_levels(outputs, out)
+            return
         key_text = self._operator_key_text
         default = self.mode == "default"
         events_json = self.events_json
@@ -232,6 +280,53 @@ class Matcher:
                 reason = f"pattern step {step!r}: {error}" if step is not None else str(error)
                 ms = record[-1] if isinstance(record, Row) else None
                 self._result(text, "invalid", o.timestamp, {"invalid": [record]}, ms, ms, out, reason)
+
+    def _emit_levels(self, outputs: Iterable[Any], out: list[Any]) -> None:
+        """A hierarchy's outputs (``LevelOutput``) as result rows: a match's events are its
+        complex event as plain values (``ComplexEvent.as_dict``), a timeout's its partial match,
+        with each complex constituent so."""
+        for o in outputs:
+            kind = o.kind
+            value = o.value
+            level = o.level or None  # "" (raw events): null
+            text = self._operator_key_text(o.key)
+            if kind == "match":
+                self._level_result(text, level, kind, o.timestamp, value, value.start, value.end, out)
+            elif kind == "timeout":
+                spans = [_span(e) for events in value.values() for e in events]
+                first = min(s for s, _ in spans) if spans else None
+                last = max(e for _, e in spans) if spans else None
+                self._level_result(text, level, kind, o.timestamp, value, first, last, out)
+            elif kind == "late":  # a raw row, or a complex event late at a level
+                first, last = _span(value)
+                self._level_result(text, level, kind, o.timestamp, {"late": [value]}, first, last, out)
+            else:  # a bad record: an extractor or a condition raised on the row
+                record = getattr(value, "record", value)
+                step = getattr(value, "step", None)
+                error = getattr(value, "error", str(value))
+                reason = f"pattern step {step!r}: {error}" if step is not None else str(error)
+                ms = record[-1] if isinstance(record, Row) else None
+                self._result(text, "invalid", o.timestamp, {"invalid": [record]}, ms, ms, out, reason, level)
+
+    def _level_result(
+        self,
+        key: str | None,
+        level: str | None,
+        kind: str,
+        ts: int | None,
+        value: Any,
+        first: int | None,
+        last: int | None,
+        out: list[Any],
+    ) -> None:
+        """One result of a hierarchy: ``value`` is a complex event (match), a partial match
+        (timeout) or ``{"late": [event]}``; the default output holds it as plain values."""
+        if self.mode != "default":
+            self._result(key, kind, ts, value, first, last, out, None, level)
+            return
+        row = self.row_dict
+        doc = value.as_dict(row) if type(value) is ComplexEvent else plain_match(value, row)
+        out.append((key, level, kind, ts, first, last, dumps(doc)))
 
     def _operator_key_text(self, key: Any) -> str | None:
         # the operator's key: None (no key columns), a value (one column) or a tuple (several)
@@ -275,10 +370,16 @@ class Matcher:
         last: int | None,
         out: list[Any],
         reason: str | None = None,
+        level: str | None = None,
     ) -> None:
         mode = self.mode
-        if mode == "default":
+        if mode == "default" and self.levels:
+            out.append((key, level, kind, ts, first, last, self.events_json(value, reason)))
+        elif mode == "default":
             out.append((key, kind, ts, first, last, self.events_json(value, reason)))
+        elif mode == "format" and self.levels:  # the formatter gets the level too ("": raw rows)
+            assert self.select is not None
+            out.append(self.select(self, kind, key, ts, value, reason, level or ""))
         elif mode == "format":
             assert self.select is not None
             out.append(self.select(self, kind, key, ts, value, reason))
@@ -322,3 +423,21 @@ class Matcher:
             new = tuple.__new__
             return (new(make, t) for t in out)
         return (Row(**d) for d in out)
+
+
+def _event_time(event: Any) -> Any:
+    """An event's time in ms: its last item (what the connector appends to the user's columns)."""
+    return _item(event, -1)
+
+
+def _span(event: Any) -> tuple[int, int]:
+    """A complex event's interval, or a raw event's time twice."""
+    if type(event) is ComplexEvent:
+        return event.start, event.end
+    ms: int = _item(event, -1)
+    return ms, ms
+
+
+def is_hierarchy(pattern: Any) -> bool:
+    """Whether ``pattern`` is an event hierarchy (a ``Hierarchy`` or its checked plan)."""
+    return isinstance(pattern, (Hierarchy, HierarchyPlan))

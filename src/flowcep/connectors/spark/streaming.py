@@ -28,10 +28,10 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValues
 
-from .matcher import INTERNAL_SCHEMA, Matcher
-from .packing import RowPacking
+from .chunks import CHUNK_SCHEMA, chunker, unchunk
+from .matcher import Matcher
 from .values import BUCKET_COLUMN as _BUCKET
-from .values import OLDEST_MS
+from .values import OLDEST_MS, py_converter
 from .values import TS_MS_COLUMN as _MS
 from .values import WATERMARK_COLUMN as _WM
 
@@ -58,8 +58,6 @@ DEFAULT_BUCKETS = 256
 STATE_FORMAT = 1
 STATE_NAME = "flowcep_bucket"
 STATE_SCHEMA = "format int, buckets int, timer long, snapshot binary, latest binary"
-
-_BUT_LAST = slice(0, -1)  # a row's items but its bucket: the user's columns and the event time
 
 
 class SparkConfigError(RuntimeError):
@@ -121,14 +119,12 @@ def build_stream(
         .withWatermark(_WM, f"{delay} milliseconds")
         .drop(_WM)
     )
-    # the event's items (the user's columns, then the event time) as few cells as may be
-    names = [*df.columns, _MS]
-    types = [*(f.dataType for f in df.schema.fields), T.LongType()]
-    packing = RowPacking(types)
-    prepared = prepared.select(*packing.columns(names), F.col(_BUCKET))
-    processor = BucketProcessor(matcher, delay, ttl, buckets, packing)
-    wire = INTERNAL_SCHEMA if matcher.mode == "default" else out_schema
-    return prepared.groupBy(_BUCKET).transformWithState(processor, wire, "Append", "EventTime")
+    # the events in chunks, a bucket's events of a partition in one row (connectors/spark/chunks.py)
+    converters = [*(py_converter(f.dataType) for f in df.schema.fields), None]  # (the event time)
+    chunked = prepared.mapInArrow(chunker(converters), CHUNK_SCHEMA)
+    processor = BucketProcessor(matcher, delay, ttl, buckets)
+    wire = matcher.internal_schema if matcher.mode == "default" else out_schema
+    return chunked.groupBy("bucket").transformWithState(processor, wire, "Append", "EventTime")
 
 
 class BucketProcessor(StatefulProcessor):
@@ -146,13 +142,11 @@ class BucketProcessor(StatefulProcessor):
         delay: int,
         ttl_ms: int | None,
         buckets: int,
-        packing: RowPacking | None = None,
     ) -> None:
         self.matcher = matcher
         self.delay = delay
         self.ttl_ms = ttl_ms
         self.buckets = buckets
-        self.packing = packing if packing is not None else RowPacking(())  # None: rows as they are
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
@@ -163,7 +157,6 @@ class BucketProcessor(StatefulProcessor):
         self._single = positions[0] if positions is not None and len(positions) == 1 else None
         self._positions = positions
         self._key_of = m.key_of()
-        self._unpack = self.packing.unpacker()
         m.open_task()
 
     # -- the state
@@ -242,33 +235,32 @@ class BucketProcessor(StatefulProcessor):
         make = self._make
         single = self._single
         positions = self._positions
-        process = op.process_element
+        process = m.processor(op)
         emit = m.emit
         track = self.ttl_ms is not None
         key_of = self._key_of
         latest_ms: int | None = None
         item = tuple.__getitem__  # not Row.__getitem__, which is Python code
-        columns = _BUT_LAST
-        unpack = self._unpack
         for row in rows:
-            event = make(unpack(item(row, columns)))  # the user's columns and the event time
-            ms = item(event, -1)
-            if single is not None:
-                bad_key = item(event, single) is None
-            else:
-                bad_key = positions is not None and any(item(event, i) is None for i in positions)
-            if ms is None or bad_key:
-                m.invalid(m.row_key(event), event, ms, out)
-                continue
-            outputs = process(event, ms)
-            if outputs:
-                emit(outputs, out)
-            if latest_ms is None or ms > latest_ms:
-                latest_ms = ms
-            if track:
-                k = key_of(event) if key_of is not None else None
-                if latest.get(k, ms - 1) < ms:
-                    latest[k] = ms
+            for items in unchunk(item(row, 1)):  # (the row's first cell is the bucket)
+                event = make(items)  # the user's columns and the event time
+                ms = item(event, -1)
+                if single is not None:
+                    bad_key = item(event, single) is None
+                else:
+                    bad_key = positions is not None and any(item(event, i) is None for i in positions)
+                if ms is None or bad_key:
+                    m.invalid(m.row_key(event), event, ms, out)
+                    continue
+                outputs = process(event, ms)
+                if outputs:
+                    emit(outputs, out)
+                if latest_ms is None or ms > latest_ms:
+                    latest_ms = ms
+                if track:
+                    k = key_of(event) if key_of is not None else None
+                    if latest.get(k, ms - 1) < ms:
+                        latest[k] = ms
         if latest_ms is not None:
             # The bucket's own watermark: Spark's next one is at least (max event time seen) -
             # delay, and rows at or before it will then be late, so nothing still to come can

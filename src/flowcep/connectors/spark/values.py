@@ -26,8 +26,7 @@ TS_MS_COLUMN = "__flowcep_ts_ms"  # the event time in epoch ms, after the user's
 WATERMARK_COLUMN = "__flowcep_watermark"  # streaming: what Spark's watermark is taken on
 SEQ_COLUMN = "__flowcep_seq"  # batch: the input order, for ties in event time
 BUCKET_COLUMN = "__flowcep_bucket"  # streaming: the key's bucket, the last column
-PACKED_COLUMN = "__flowcep_packed"  # streaming: the event's plain columns as one JSON text
-HIDDEN_COLUMNS = (TS_MS_COLUMN, WATERMARK_COLUMN, SEQ_COLUMN, BUCKET_COLUMN, PACKED_COLUMN)
+HIDDEN_COLUMNS = (TS_MS_COLUMN, WATERMARK_COLUMN, SEQ_COLUMN, BUCKET_COLUMN)
 
 # the range of Spark timestamps; event times outside it are unparsable, output times outside it null
 OLDEST_MS = -62135596800000  # 0001-01-01T00:00:00Z
