@@ -38,7 +38,7 @@ from flowcep.cli_support.errors import (
 )
 
 PROG = "flowcep"
-KINDS = ("match", "timeout", "late", "bad_record")
+KINDS = ("match", "timeout", "late", "bad_record", "dropped")
 
 
 # ----------------------------------------------------------------------------- argument parsing
@@ -117,6 +117,27 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         metavar="N",
         help="serve Prometheus metrics at http://0.0.0.0:N/metrics while running (extra flowcep[metrics])",
+    )
+    run.add_argument(
+        "--max-partial-matches-per-key",
+        type=int,
+        metavar="N",
+        help="keep at most N partial matches per key (default: no bound, as Flink); see --on-limit",
+    )
+    run.add_argument(
+        "--max-partial-matches",
+        type=int,
+        metavar="N",
+        help="keep at most N partial matches in all keys (default: no bound, as Flink); see --on-limit",
+    )
+    run.add_argument(
+        "--on-limit",
+        choices=["drop_oldest", "drop_newest", "fail"],
+        default=None,
+        help=(
+            "past a partial-match limit: drop the oldest (default) or newest partial matches, "
+            "written as kind dropped, or fail"
+        ),
     )
     run.add_argument("--quiet", "-q", action="store_true", help="no progress line and no summary")
     run.add_argument(
@@ -290,11 +311,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise CliError(str(e), EXIT_USAGE) from None
     fmt = detect_format(args.input, args.format)
+    limit = _partial_match_limit(args)
     if args.input != "-" and not Path(args.input).exists():
         raise CliError(f"input file not found: {args.input}", EXIT_INPUT)
     pf = load_pattern_file(args.pattern)
     if pf.hierarchy is None:
         compile_pattern(pf.pattern, args.pattern)  # reports an illegal pattern before any input is read
+    elif limit is not None:
+        raise CliError("partial-match limits work with one pattern, not an event hierarchy", EXIT_USAGE)
+    if limit is not None and args.evaluator not in ("nfa", "auto"):
+        raise CliError("partial-match limits work with the nfa evaluator only", EXIT_USAGE)
 
     if args.engine == "spark":
         if args.metrics_port is not None:
@@ -306,7 +332,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 batch_evaluator(args.evaluator, pf.pattern, streaming=False, timeouts_out=True)
             except ValueError as e:
                 raise CliError(f"--evaluator {args.evaluator}: {e}", EXIT_USAGE) from None
-        return _run_spark(args, pf, fmt, out_of_orderness)
+        return _run_spark(args, pf, fmt, out_of_orderness, limit)
     if args.evaluator != "nfa" and pf.hierarchy is not None:
         raise CliError("--evaluator does not run event hierarchies; use the default, nfa", EXIT_USAGE)
     if args.metrics_port is not None and (pf.hierarchy is not None or args.evaluator != "nfa"):
@@ -321,6 +347,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 timeout_handling=pf.timeout is not None,
                 processing_time=False,
                 comparator=None,
+                limited=limit is not None,
             ):
                 args.evaluator = "nfa"  # auto, with timeouts to write
             elif args.evaluator != "auto":
@@ -335,16 +362,41 @@ def cmd_run(args: argparse.Namespace) -> int:
     from flowcep.runtime.gctuning import tuned_gc
 
     with tuned_gc():
-        return _run_local(args, pf, fmt, out_of_orderness)
+        return _run_local(args, pf, fmt, out_of_orderness, limit)
 
 
-def _make_operator(pattern: Any, key: str | None, out_of_orderness: int) -> Any:
+def _partial_match_limit(args: argparse.Namespace) -> Any:
+    """The ``PartialMatchLimit`` of the flags (None: unbounded, as Flink)."""
+    from flowcep.runtime.limits import PartialMatchLimit
+
+    if (
+        args.on_limit is not None
+        and args.max_partial_matches_per_key is None
+        and args.max_partial_matches is None
+    ):
+        raise CliError("--on-limit needs --max-partial-matches-per-key or --max-partial-matches", EXIT_USAGE)
+    for flag, value in (
+        ("--max-partial-matches-per-key", args.max_partial_matches_per_key),
+        ("--max-partial-matches", args.max_partial_matches),
+    ):
+        if value is not None and value < 1:
+            raise CliError(f"{flag} must be at least 1, got {value}", EXIT_USAGE)
+    return PartialMatchLimit.of(args.max_partial_matches_per_key, args.max_partial_matches, args.on_limit)
+
+
+def _make_operator(pattern: Any, key: str | None, out_of_orderness: int, limit: Any = None) -> Any:
     from flowcep.runtime.operator import CepOperator
 
     key_by = operator.itemgetter(key) if key else None
     # bad records come out in their place among the outputs, with or without --keep-going: the
     # run then stops right there (without), writing nothing that the operator produced after it
-    return CepOperator(pattern, key_by=key_by, out_of_orderness=out_of_orderness, on_error="side_output")
+    return CepOperator(
+        pattern,
+        key_by=key_by,
+        out_of_orderness=out_of_orderness,
+        on_error="side_output",
+        partial_match_limit=limit,
+    )
 
 
 class _HierarchyRun:
@@ -393,7 +445,7 @@ def _make_hierarchy_operator(plan: Any, key: str | None, ts_col: str, out_of_ord
     return _HierarchyRun(plan, key, ts_col, out_of_orderness)
 
 
-def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: int) -> int:
+def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: int, limit: Any) -> int:
     from flowcep.cli_support.inputs import BadRow, ReadProgress, read_batches
     from flowcep.cli_support.output import ProgressLine, dumps, result_line, summary_line
     from flowcep.cli_support.timeparse import parse_timestamp
@@ -405,7 +457,7 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
     if pf.hierarchy is not None:
         op = _make_hierarchy_operator(pf.hierarchy, key_col, ts_col, out_of_orderness)
     else:
-        op = _make_operator(pf.pattern, key_col, out_of_orderness)
+        op = _make_operator(pf.pattern, key_col, out_of_orderness, limit)
     process, flush = _serve_metrics(op, args.metrics_port)
     # a bounded evaluator reads everything first (None: the NFA matches as it reads)
     bounded: list[tuple[Any, int]] | None = [] if args.evaluator != "nfa" else None
@@ -655,6 +707,10 @@ def _output_record(
         record["line"] = source_line(event)
         record["event"] = event
         record["error"] = error
+    elif kind == "dropped":  # flowcep.runtime.limits.DroppedPartialMatch
+        record["match"] = value.match
+        record["start_timestamp"] = value.start_timestamp
+        record["limit"] = value.limit
     else:
         record["event"] = value
     return record
@@ -687,7 +743,7 @@ def _call_user(fn: Callable[[Any], Any], value: Any, name: str, where: Callable[
         ) from e
 
 
-def _run_spark(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: int) -> int:
+def _run_spark(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: int, limit: Any) -> int:
     from flowcep.cli_support.output import dumps, summary_line
 
     if args.input == "-":
@@ -716,6 +772,7 @@ def _run_spark(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
                 # every level, as the local engine writes them
                 emit=None if hierarchy is None else [level.name for level in hierarchy.levels],
                 evaluator=args.evaluator,
+                partial_match_limit=limit,
             )
             for item in results:
                 kind = str(item.get("kind", "match")) if isinstance(item, dict) else "match"

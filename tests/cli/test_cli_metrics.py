@@ -73,10 +73,12 @@ def test_a_running_command_serves_its_counts_and_gauges(write: Callable[[str, st
             "flowcep_timeouts_total": 0.0,
             "flowcep_late_events_total": 1.0,
             "flowcep_bad_records_total": 0.0,
+            "flowcep_dropped_partial_matches_total": 0.0,
             "flowcep_partial_matches": 1.0,  # bob's a (cid's is still buffered)
             "flowcep_buffered_events": 1.0,  # cid's a, at the watermark's next millisecond
             "flowcep_keys": 2.0,  # what CepOperator.stats()["keys"] says after these events
             "flowcep_held_back_matches": 0.0,
+            "flowcep_event_time_lag_seconds": 0.001,  # the latest event at 4,000, the watermark at 3,999
         }
         # the watermark is 3,999 ms after the epoch: the lag is the wall clock's age, in seconds
         assert abs(lag - (time.time() - 3.999)) < 60

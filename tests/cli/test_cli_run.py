@@ -302,8 +302,33 @@ def test_spark_engine_output_goes_through(cli, write, ab, monkeypatch):
 
     calls = []
 
-    def run_cli(pattern, input_path, fmt, key, timestamp, out_of_orderness, select, timeout, emit, evaluator):
-        calls.append((input_path, fmt, key, timestamp, out_of_orderness, select, timeout, emit, evaluator))
+    def run_cli(
+        pattern,
+        input_path,
+        fmt,
+        key,
+        timestamp,
+        out_of_orderness,
+        select,
+        timeout,
+        emit,
+        evaluator,
+        partial_match_limit,
+    ):
+        calls.append(
+            (
+                input_path,
+                fmt,
+                key,
+                timestamp,
+                out_of_orderness,
+                select,
+                timeout,
+                emit,
+                evaluator,
+                partial_match_limit,
+            )
+        )
         yield {"kind": "match", "key": "u1", "timestamp": 4000, "match": {"a": [], "b": []}}
         yield {"kind": "late", "key": "u1", "timestamp": 1, "event": {}}
 
@@ -313,8 +338,8 @@ def test_spark_engine_output_goes_through(cli, write, ab, monkeypatch):
     data = write("in.csv", EVENTS_CSV)
     r = cli("run", ab, data, "--engine", "spark", "--key", "user", "--out-of-orderness", "1s")
     assert r.status == EXIT_OK, r.err
-    # emit: not a hierarchy; the evaluator: the default
-    assert calls == [(str(data), "csv", "user", "timestamp", 1000, None, None, None, "nfa")]
+    # emit: not a hierarchy; the evaluator: the default; partial_match_limit: none given
+    assert calls == [(str(data), "csv", "user", "timestamp", 1000, None, None, None, "nfa", None)]
     assert [x["kind"] for x in r.records] == ["match", "late"]
     assert "1 match" in r.err and "1 late" in r.err
 

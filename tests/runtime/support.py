@@ -73,6 +73,9 @@ def brief(outputs: list[Output]) -> list[tuple[Any, ...]]:
             result.append((o.kind, o.key, text, o.timestamp))
         elif o.kind == "late":
             result.append(("late", o.key, f"{o.value.name}{o.value.ts}", o.timestamp))
+        elif o.kind == "dropped":
+            text = " ".join(f"{e.name}{e.ts}" for events in o.value.match.values() for e in events)
+            result.append(("dropped", o.key, text, o.timestamp))
         else:
             result.append((o.kind, o.key, o.value.stage, o.timestamp))
     return result

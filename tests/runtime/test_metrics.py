@@ -50,17 +50,20 @@ def test_prometheus_counts_what_the_operator_counts() -> None:
         "flowcep_timeouts_total": 1.0,
         "flowcep_late_events_total": 1.0,
         "flowcep_bad_records_total": 0.0,
+        "flowcep_dropped_partial_matches_total": 0.0,
         "flowcep_partial_matches": 0.0,
         "flowcep_buffered_events": 1.0,  # bob's x at 20, behind nothing yet
         "flowcep_keys": 1.0,
         "flowcep_held_back_matches": 0.0,
         "flowcep_watermark_lag_seconds": 1.0,  # the clock at 1,019 ms, the watermark at 19
+        "flowcep_event_time_lag_seconds": 0.001,  # the latest event at 20, the watermark at 19
     }
 
 
 def test_there_is_no_watermark_lag_before_the_first_event() -> None:
     samples = prometheus_samples(OperatorMetrics(operator_after([])))
     assert "flowcep_watermark_lag_seconds" not in samples
+    assert "flowcep_event_time_lag_seconds" not in samples
     assert samples["flowcep_events_total"] == 0.0
 
 
@@ -99,9 +102,11 @@ def test_opentelemetry_observes_the_same_values() -> None:
         "flowcep.timeouts": [1],
         "flowcep.late_events": [1],
         "flowcep.bad_records": [0],
+        "flowcep.dropped_partial_matches": [0],
         "flowcep.partial_matches": [0],
         "flowcep.buffered_events": [1],
         "flowcep.keys": [1],
         "flowcep.held_back_matches": [0],
         "flowcep.watermark_lag": [1.0],
+        "flowcep.event_time_lag": [0.001],
     }

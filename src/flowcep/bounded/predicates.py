@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from itertools import combinations
 from typing import Any
 
@@ -23,8 +24,13 @@ import attrs
 from flowcep.bounded.plan import BoundedPattern, Conjunct, Step
 from flowcep.bounded.readset import strings_reached
 from flowcep.pattern import ConditionError
+from flowcep.pattern.context import ConditionContextBase, wall_clock_millis
 
 Candidate = tuple[tuple[int, ...], ...]
+
+# the clock of the operator a bounded run serves (``runtime.bounded`` sets it for the run): what
+# ``Context.current_processing_time()`` reads, without a clock argument through every evaluator
+CLOCK: ContextVar[Callable[[], int]] = ContextVar("flowcep_bounded_clock", default=wall_clock_millis)
 
 
 class Unbound(BaseException):
@@ -32,7 +38,7 @@ class Unbound(BaseException):
     catches ``Exception`` must not swallow it)."""
 
 
-class Context:
+class Context(ConditionContextBase):
     """What an iterative condition sees (the NFA's ``ConditionContext`` API), read lazily from a
     candidate: ``cand`` binds steps ``lo..``; steps before ``upto`` are matched, step ``upto``
     has the events ``own`` (its earlier iterations), later steps none yet."""
@@ -66,12 +72,7 @@ class Context:
         return self._timestamp
 
     def current_processing_time(self) -> int:
-        import time
-
-        return int(time.time() * 1000)
-
-    getEventsForPattern = get_events_for_pattern
-    currentProcessingTime = current_processing_time
+        return int(CLOCK.get()())
 
 
 def passes(conjuncts: Sequence[Conjunct], name: str, event: Any, ctx: Context | None) -> bool:

@@ -184,6 +184,8 @@ def summary_line(events: int, seconds: float, counts: Mapping[str, int]) -> str:
     parts = [n("match", "match"), n("timeout", "timeout"), f"{counts.get('late', 0):,} late"]
     if counts.get("bad_record"):
         parts.append(n("bad_record", "bad record"))
+    if counts.get("dropped"):
+        parts.append(f"{counts['dropped']:,} partial matches dropped")
     if counts.get("invalid"):  # the spark engine's name for rows without a usable key or timestamp
         parts.append(f"{counts['invalid']:,} invalid")
     return f"flowcep: {events:,} events in {seconds:.2f} s ({rate_text}): " + ", ".join(parts)

@@ -65,6 +65,8 @@ class _CliFormat:
                 if self.timeout is not None
                 else {"match": matcher.events_dict(value)}
             )
+        elif kind == "dropped":
+            record = {"match": matcher.events_dict(value)}
         else:
             (row,) = value[kind]
             record = {"event": matcher.row_dict(row)}
@@ -143,6 +145,7 @@ def run_cli(
     timeout: Callable[[Any], Any] | None = None,
     emit: list[str] | None = None,
     evaluator: str = "nfa",
+    partial_match_limit: Any = None,
 ) -> CliResults:
     """A batch run over one file; yields the CLI's JSON records (docs/spark.md, "The command line").
 
@@ -181,6 +184,7 @@ def run_cli(
             CLI_SCHEMA,
             emit=emit,
             evaluator=evaluator,
+            partial_match_limit=partial_match_limit,
         )
         rows = out.orderBy(F.col("timestamp").asc_nulls_first(), F.col("key").asc_nulls_first(), "kind")
         return CliResults(rows.toLocalIterator(), spark.stop if own else None)

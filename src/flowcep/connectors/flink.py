@@ -65,8 +65,9 @@ from flowcep.runtime import (
 from flowcep.runtime import OutputTag as FlowcepOutputTag
 from flowcep.runtime.functions import resolve_callable, split_select_args
 from flowcep.runtime.handlers import handles_timeouts, process_methods, wire
+from flowcep.runtime.limits import PartialMatchLimit
 from flowcep.runtime.options import OperatorOptions
-from flowcep.runtime.output import BAD_RECORD, LATE, MATCH, TIMEOUT
+from flowcep.runtime.output import BAD_RECORD, DROPPED, LATE, MATCH, TIMEOUT
 
 __all__ = [
     "CEP",
@@ -89,6 +90,9 @@ LIVE_KEYS = 10_000
 LATE_DATA = OutputTag("late-data")
 TIMED_OUT = OutputTag("timed-out")
 BAD_RECORDS = OutputTag("bad-records")
+DROPPED_PARTIAL_MATCHES = OutputTag("dropped-partial-matches")
+# the counters the function registers in Flink's metric group (numLateRecords is Flink's name)
+METRICS = ("numMatches", "numTimeouts", "numLateRecords", "numBadRecords", "numDroppedPartialMatches")
 
 _NO_TIMESTAMP = (
     "flowcep: a record reached the event-time CEP operator without a timestamp; call "
@@ -115,13 +119,15 @@ class CEP:
     """Entry point, as Flink's ``CEP`` class: ``CEP.pattern(input, pattern[, comparator])``.
 
     Built-in side outputs (PyFlink tags of pickled values): ``CEP.LATE_DATA``,
-    ``CEP.TIMED_OUT`` (default tag of ``select``/``flat_select`` timeout results) and
-    ``CEP.BAD_RECORDS`` (``BadRecord`` values, with ``on_error="side_output"``).
+    ``CEP.TIMED_OUT`` (default tag of ``select``/``flat_select`` timeout results),
+    ``CEP.BAD_RECORDS`` (``BadRecord`` values, with ``on_error="side_output"``) and
+    ``CEP.DROPPED_PARTIAL_MATCHES`` (``DroppedPartialMatch`` values of the partial-match limit).
     """
 
     LATE_DATA: ClassVar[OutputTag] = LATE_DATA
     TIMED_OUT: ClassVar[OutputTag] = TIMED_OUT
     BAD_RECORDS: ClassVar[OutputTag] = BAD_RECORDS
+    DROPPED_PARTIAL_MATCHES: ClassVar[OutputTag] = DROPPED_PARTIAL_MATCHES
 
     @staticmethod
     def pattern(
@@ -132,6 +138,8 @@ class CEP:
         processing_time: bool = False,
         on_error: str = "raise",
         batch_timers: bool = False,
+        max_partial_matches_per_key: int | None = None,
+        on_partial_match_limit: str | None = None,
     ) -> PatternStream:
         """Detect ``pattern`` in a PyFlink stream, per key of a ``KeyedStream``.
 
@@ -145,6 +153,12 @@ class CEP:
         either way: each firing runs the key up to the watermark, as Flink's ``onEventTime``.
         Result records carry the time of the timer that released them (at most the match's
         ``ctx.timestamp()``).
+
+        ``max_partial_matches_per_key`` bounds each key's partial matches and
+        ``on_partial_match_limit`` says what happens past it (``"drop_oldest"``, the default,
+        ``"drop_newest"`` or ``"fail"``: ``flowcep.runtime.limits``); dropped ones go to
+        ``CEP.DROPPED_PARTIAL_MATCHES``. (Each key has an operator of its own here, so there is
+        no bound per operator.)
         """
         if not isinstance(input, DataStream):
             raise TypeError(f"CEP.pattern needs a PyFlink DataStream or KeyedStream, got {input!r}")
@@ -152,7 +166,13 @@ class CEP:
             raise TypeError(f"CEP.pattern needs a Pattern, got {pattern!r}")
         # Flink supplies the watermarks: no generated one
         options = OperatorOptions(
-            out_of_orderness=None, comparator=comparator, processing_time=processing_time, on_error=on_error
+            out_of_orderness=None,
+            comparator=comparator,
+            processing_time=processing_time,
+            on_error=on_error,
+            partial_match_limit=PartialMatchLimit.of(
+                max_partial_matches_per_key, None, on_partial_match_limit
+            ),
         )
         return PatternStream(input, pattern, options, LATE_DATA, bool(batch_timers))
 
@@ -257,6 +277,8 @@ class PatternStream:
             tags.append(timeout_tag)
         if self.options.on_error == "side_output":
             tags.append(BAD_RECORDS)
+        if self.options.partial_match_limit is not None:
+            tags.append(DROPPED_PARTIAL_MATCHES)
         _register_side_outputs(result, tags)
         return ResultStream(result._j_data_stream)
 
@@ -412,9 +434,18 @@ class _CepFunction(KeyedProcessFunction):
             timeout_handling=self.spec.timeout_handling,
         )
         self._template = template
+        # the pattern's RichIterativeConditions: once per subtask (the keys' operators share them)
+        template.open(runtime_context)
         self._state = runtime_context.get_state(ValueStateDescriptor(STATE_NAME, Types.PICKLED_BYTE_ARRAY()))
         self._context = _Context()
-        self._late = runtime_context.get_metrics_group().counter("numLateRecords")
+        group = runtime_context.get_metrics_group()
+        (
+            self._matches,
+            self._timeouts,
+            self._late,
+            self._bad,
+            self._dropped,
+        ) = (group.counter(name) for name in METRICS)
         self._on_match, self._on_timeout = wire(
             self.spec.kind, self.spec.fn, self.spec.timeout_fn, self._context
         )
@@ -427,6 +458,7 @@ class _CepFunction(KeyedProcessFunction):
             close = getattr(fn, "close", None)
             if callable(close):
                 close()
+        self._template.close()
 
     def _clock(self) -> int:
         return self._now
@@ -577,12 +609,15 @@ class _CepFunction(KeyedProcessFunction):
         def side(value: Any) -> None:
             out.append((tag, value))
 
+        matches = timeouts = 0
         for o in outputs:
             kind = o.kind
             if kind == MATCH:
+                matches += 1
                 context._timestamp = o.timestamp
                 on_match(o, main, side)
             elif kind == TIMEOUT:
+                timeouts += 1
                 if on_timeout is not None:
                     context._timestamp = o.timestamp
                     on_timeout(o, main, side)
@@ -590,7 +625,16 @@ class _CepFunction(KeyedProcessFunction):
                 self._late.inc()
                 out.append((self.late_data_tag, o.value))
             elif kind == BAD_RECORD:
+                self._bad.inc()
                 out.append((BAD_RECORDS, o.value))
+            elif kind == DROPPED:
+                self._dropped.inc()
+                # (the key's own operator has no key function: the key is Flink's)
+                out.append((DROPPED_PARTIAL_MATCHES, attrs.evolve(o.value, key=context._key)))
+        if matches:
+            self._matches.inc(matches)
+        if timeouts:
+            self._timeouts.inc(timeouts)
         return out
 
 

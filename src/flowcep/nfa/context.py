@@ -3,17 +3,18 @@ from the chain that runs hand each other, and the event being processed (``Event
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from flowcep.nfa.computation_state import ComputationState
+from flowcep.pattern.context import ConditionContextBase
 from flowcep.sharedbuffer.sharedbuffer import EventId, SharedBuffer
 
 Match = dict[str, list[Any]]
 
 
-class ConditionContext:
-    """What an iterative condition sees: the run's events so far, lazily."""
+class ConditionContext(ConditionContextBase):
+    """What an iterative condition sees: the run's events so far, lazily (``NFA.use_clock``
+    gives an NFA a subclass whose ``current_processing_time()`` is its operator's clock)."""
 
     __slots__ = ("_buffer", "_run", "_timestamp", "_matched")
 
@@ -33,12 +34,6 @@ class ConditionContext:
 
     def timestamp(self) -> int:
         return self._timestamp
-
-    def current_processing_time(self) -> int:
-        return int(time.time() * 1000)
-
-    getEventsForPattern = get_events_for_pattern
-    currentProcessingTime = current_processing_time
 
 
 def current_match(buffer: SharedBuffer, run: ComputationState) -> Match:

@@ -87,6 +87,8 @@ class NFA:
         # the completed runs of one process call (a scratch queue, emptied by each call)
         self._potential = JavaPriorityQueue()
         self._handle = EventHandle(None, 0)  # process's event handle when no condition needed one
+        # what iterative conditions see; use_clock gives it the operator's processing-time clock
+        self.condition_context: type[ConditionContext] = ConditionContext
         self._skips = bool(skip_strategy.is_skip_strategy())
         self._needs_paths = self.needs_paths()
         # what a new run's state means for it: it lives on, it has matched, or it must stop
@@ -113,6 +115,10 @@ class NFA:
             [(_, start_table)] = self._start_tables
             if start_table is not None:
                 self.starts_nothing = table_starts_nothing(start_table)
+
+    def use_clock(self, clock: Callable[[], int] | None) -> None:
+        """Conditions' ``ctx.current_processing_time()`` reads ``clock`` (None: the wall clock)."""
+        self.condition_context = ConditionContext.with_clock(clock)
 
     # -- state --------------------------------------------------------------
     def create_initial_state(self) -> NFAState:
@@ -216,7 +222,7 @@ class NFA:
             elif slot.per_run:
                 table = slot.table
                 if table is not None:
-                    ctx = ConditionContext(buffer, run, timestamp)
+                    ctx = self.condition_context(buffer, run, timestamp)
                     decision = table(event, ctx)
                     if ctx._matched is None:
                         # it read no partial match: the decision holds for every run of the state
@@ -353,7 +359,11 @@ class NFA:
         applies it; the decision tables' decisions carry their plans, see ``flowcep.nfa.plans``).
         """
         event = handle.event
-        ctx = ConditionContext(buffer, run, handle.timestamp) if self._needs_context[current.name] else None
+        ctx = (
+            self.condition_context(buffer, run, handle.timestamp)
+            if self._needs_context[current.name]
+            else None
+        )
         edges: list[Transition] = []
         takes = 0
         ignores = 0
@@ -400,7 +410,7 @@ class NFA:
                     finals.append(final_cache[key])  # type: ignore[index]
                     continue
                 if ctx is None and needs_context[target]:
-                    ctx = ConditionContext(buffer, run, handle.timestamp)
+                    ctx = self.condition_context(buffer, run, handle.timestamp)
                 final = self._find_final_state_after_proceed(ctx, target, event)
                 if cacheable:
                     final_cache[key] = final  # type: ignore[index]

@@ -58,6 +58,46 @@ class IterativeCondition(Condition):
         return self.filter, True
 
 
+class RichIterativeCondition(IterativeCondition):
+    """An iterative condition with a lifecycle (Flink's ``RichIterativeCondition``): ``open(context)``
+    once before the first event and ``close()`` once after the last, per operator instance (the
+    embedded operator, each Spark task, each PyFlink subtask). ``get_runtime_context()`` is the
+    context ``open`` received: the embedded runtime's ``RuntimeContext`` (key, metrics, job
+    parameters), or PyFlink's. Conditions combined with ``and_``/``or_``/``not_`` or ``where``
+    chains are opened too."""
+
+    __slots__ = ("_runtime_context",)
+
+    def open(self, context: Any) -> None:
+        """Called once before the first event (override to set up)."""
+
+    def close(self) -> None:
+        """Called once after the last event (override to release)."""
+
+    def set_runtime_context(self, context: Any) -> None:
+        self._runtime_context = context
+
+    def get_runtime_context(self) -> Any:
+        """The runtime context (``IllegalStateException`` in Flink before it is set: None here)."""
+        return getattr(self, "_runtime_context", None)
+
+    setRuntimeContext = set_runtime_context
+    getRuntimeContext = get_runtime_context
+
+
+def rich_conditions(condition: Condition | None) -> list[RichIterativeCondition]:
+    """The ``RichIterativeCondition`` objects in ``condition`` and its nested parts, each once."""
+    found: dict[int, RichIterativeCondition] = {}
+    stack = [] if condition is None else [condition]
+    while stack:
+        c = stack.pop()
+        if isinstance(c, RichIterativeCondition):
+            found.setdefault(id(c), c)
+        if isinstance(c, _CompositeCondition):
+            stack.extend(reversed(c.get_nested_conditions()))
+    return list(found.values())
+
+
 class SimpleCondition(Condition):
     """A condition on the event alone: override ``filter(value)``."""
 

@@ -17,9 +17,11 @@ from flowcep.pattern.conditions import (
     BooleanConditions,
     Condition,
     RichAndCondition,
+    RichIterativeCondition,
     RichOrCondition,
     SubtypeCondition,
     as_condition,
+    rich_conditions,
 )
 from flowcep.pattern.durations import Duration, window_millis
 from flowcep.pattern.durations import to_millis as to_millis  # (its old import path)
@@ -432,3 +434,19 @@ def _check_int(n: Any) -> int:
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"Expected an int, got {n!r}")
     return n
+
+
+def pattern_rich_conditions(pattern: Pattern[Any]) -> list[RichIterativeCondition]:
+    """Every ``RichIterativeCondition`` of ``pattern`` (its steps, until conditions and groups),
+    each once, in no particular order: what an operator opens and closes."""
+    found: dict[int, RichIterativeCondition] = {}
+    stack: list[Pattern[Any]] = [pattern]
+    while stack:
+        node: Pattern[Any] | None = stack.pop()
+        while node is not None:
+            for c in (*rich_conditions(node.condition), *rich_conditions(node.until_condition)):
+                found.setdefault(id(c), c)
+            if isinstance(node, GroupPattern):
+                stack.append(node.raw_pattern)
+            node = node.previous
+    return list(found.values())

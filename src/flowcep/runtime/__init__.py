@@ -1,5 +1,6 @@
 """The embedded runtime: ``CepOperator`` (push API) and ``CEP.pattern`` (pull API)."""
 
+from flowcep.runtime.context import RuntimeContext
 from flowcep.runtime.functions import (
     Collector,
     Context,
@@ -8,6 +9,7 @@ from flowcep.runtime.functions import (
     TimedOutPartialMatchHandler,
 )
 from flowcep.runtime.gctuning import tune_gc
+from flowcep.runtime.limits import DroppedPartialMatch, PartialMatchLimit, PartialMatchLimitError
 from flowcep.runtime.multipattern import MultiPatternOperator, PatternOutput
 from flowcep.runtime.operator import LONG_MAX, LONG_MIN, CepOperator
 from flowcep.runtime.options import OperatorOptions
@@ -17,6 +19,7 @@ from flowcep.runtime.snapshot import SnapshotError
 from flowcep.runtime.stream import (
     BAD_RECORDS,
     CEP,
+    DROPPED_PARTIAL_MATCHES,
     LATE_DATA,
     TIMED_OUT,
     PatternStream,
@@ -28,6 +31,7 @@ from flowcep.runtime.updates import PatternUpdate, RuleRecordError, load_rule
 __all__ = [
     "BAD_RECORDS",
     "CEP",
+    "DROPPED_PARTIAL_MATCHES",
     "LATE_DATA",
     "LONG_MAX",
     "LONG_MIN",
@@ -38,10 +42,13 @@ __all__ = [
     "CepOperator",
     "Collector",
     "Context",
+    "DroppedPartialMatch",
     "HeldBackMatchesWarning",
     "Output",
     "OperatorOptions",
     "OutputTag",
+    "PartialMatchLimit",
+    "PartialMatchLimitError",
     "PatternProcessFunction",
     "PatternOutput",
     "PatternStream",
@@ -49,6 +56,7 @@ __all__ = [
     "ResultStream",
     "RuleDirectory",
     "RuleRecordError",
+    "RuntimeContext",
     "SideOutputStream",
     "SnapshotError",
     "TimedOutPartialMatchHandler",

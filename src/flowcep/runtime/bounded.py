@@ -23,8 +23,10 @@ from typing import Any
 
 from flowcep.bounded import EVALUATORS, compile_bounded, plan, run_plan, support
 from flowcep.bounded.planner import SMALL_KEY
+from flowcep.bounded.predicates import CLOCK
 from flowcep.nfa import NFACompiler
 from flowcep.pattern import ConditionError, Pattern
+from flowcep.pattern.context import wall_clock_millis
 from flowcep.runtime.functions import extractor
 from flowcep.runtime.operator import LONG_MAX, LONG_MIN, to_timestamp
 from flowcep.runtime.output import LATE, MATCH, Output, make_output
@@ -44,10 +46,14 @@ def check_evaluator(evaluator: str, events: Any, pattern: Pattern) -> None:
         compile_bounded(pattern)
 
 
-def nfa_only(evaluator: str, *, timeout_handling: bool, processing_time: bool, comparator: Any) -> str | None:
+def nfa_only(
+    evaluator: str, *, timeout_handling: bool, processing_time: bool, comparator: Any, limited: bool = False
+) -> str | None:
     """Why only the NFA can serve this run (None: any evaluator can); explicit choices raise."""
     reason = None
-    if timeout_handling:
+    if limited:
+        reason = "a partial-match limit (the bounded evaluators keep no partial matches to drop)"
+    elif timeout_handling:
         reason = "timed-out partial matches (the bounded evaluators give none)"
     elif processing_time:
         reason = "processing time"
@@ -95,8 +101,12 @@ def bounded_outputs(
     key_by: Any,
     timestamp: Any,
     out_of_orderness: int | None,
+    clock: Any = None,
 ) -> list[Output] | None:
-    """The outputs of the whole run, or None if it must go through the NFA (module docstring)."""
+    """The outputs of the whole run, or None if it must go through the NFA (module docstring).
+
+    ``clock``: the operator's processing-time clock, which conditions read (None: the wall
+    clock)."""
     if evaluator == "nfa" or (evaluator == "auto" and support(pattern) is not None):
         return None
     elements = list(events)
@@ -120,6 +130,7 @@ def bounded_outputs(
     found: list[tuple[tuple[int, int, int], Output]] = []
     bounded = compile_bounded(pattern)  # once for all keys (the class was checked above)
     nfa = None
+    token = CLOCK.set(clock or wall_clock_millis)
     try:
         for key, positions in keys.items():
             if ordered and len(keys) == 1:
@@ -131,6 +142,7 @@ def bounded_outputs(
             chosen = plan(pattern, own, times, evaluator, bounded)
             if chosen.evaluator == "nfa" and nfa is None:
                 nfa = NFACompiler.compile(pattern)
+                nfa.use_clock(clock)
             matches = run_plan(chosen, pattern, own, times, nfa=nfa)
             if len(keys) == 1:
                 # every evaluator gives one key's matches in the order of the position of their
@@ -141,6 +153,8 @@ def bounded_outputs(
                 found.append(((stamps[at], at, rank), make_output(MATCH, key, match, stamps[at])))
     except ConditionError:
         return None
+    finally:
+        CLOCK.reset(token)
     found.sort(key=lambda x: x[0])
     return late + [o for _, o in found]
 

@@ -91,7 +91,8 @@ class PatternProcessFunction:
         self.process_match(match, ctx, out)
 
     def open(self, context: Any = None) -> None:
-        """Called once before the first record."""
+        """Called once before the first record, with the runtime context (the embedded
+        runtime's ``RuntimeContext``, or PyFlink's)."""
 
     def close(self) -> None:
         """Called once after the last record."""
@@ -184,8 +185,8 @@ def field_reader(name: str) -> Callable[[Any], Any]:
     return read
 
 
-def call_open(fn: Any) -> None:
-    """Call ``fn.open`` if present, with or without a (None) context argument."""
+def call_open(fn: Any, context: Any = None) -> None:
+    """Call ``fn.open`` if present, with or without the ``context`` argument."""
     open_ = getattr(fn, "open", None)
     if open_ is None or not callable(open_):
         return
@@ -194,11 +195,9 @@ def call_open(fn: Any) -> None:
     except (TypeError, ValueError):
         open_()
         return
-    required = [
-        p for p in params if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]
-    if required:
-        open_(None)
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if positional:
+        open_(context)
     else:
         open_()
 

@@ -45,13 +45,20 @@ class Metric:
     help: str
 
 
-#: What is exported, from which ``stats()`` entry (``watermark_lag_seconds`` is computed).
+#: What is exported, from which ``stats()`` entry (the two lags are computed).
 METRICS = (
     Metric("flowcep_events", "events_in", "counter", "1", "events that reached the operator"),
     Metric("flowcep_matches", "matches", "counter", "1", "matches emitted"),
     Metric("flowcep_timeouts", "timeouts", "counter", "1", "timed-out partial matches emitted"),
     Metric("flowcep_late_events", "late", "counter", "1", "events behind the watermark (late side output)"),
     Metric("flowcep_bad_records", "bad_records", "counter", "1", "records the operator could not handle"),
+    Metric(
+        "flowcep_dropped_partial_matches",
+        "dropped_partial_matches",
+        "counter",
+        "1",
+        "partial matches dropped by the partial-match limit",
+    ),
     Metric("flowcep_partial_matches", "partial_matches", "gauge", "1", "partial matches held now"),
     Metric("flowcep_buffered_events", "buffered_events", "gauge", "1", "events buffered until the watermark"),
     Metric("flowcep_keys", "keys", "gauge", "1", "keys with state"),
@@ -59,6 +66,13 @@ METRICS = (
         "flowcep_held_back_matches", "held_back_matches", "gauge", "1", "matches held back by a skip strategy"
     ),
     Metric("flowcep_watermark_lag_seconds", "watermark", "gauge", "s", "wall clock minus the watermark"),
+    Metric(
+        "flowcep_event_time_lag_seconds",
+        "max_event_time",
+        "gauge",
+        "s",
+        "the latest event time seen minus the watermark",
+    ),
 )
 
 
@@ -100,7 +114,7 @@ class OperatorMetrics:
         return self._last
 
     def values(self) -> Iterator[tuple[Metric, float]]:
-        """Each metric and its value; the watermark lag only while there is a watermark."""
+        """Each metric and its value; the lags only while there is a watermark."""
         stats = self.stats()
         for metric in METRICS:
             if metric.stat not in stats:
@@ -110,6 +124,11 @@ class OperatorMetrics:
                 if not _OLDEST_MS <= value <= _NEWEST_MS:
                     continue
                 yield metric, (self.clock() - value) / 1000.0
+            elif metric.stat == "max_event_time":
+                watermark = stats.get("watermark", _OLDEST_MS - 1)
+                if not (_OLDEST_MS <= watermark <= _NEWEST_MS and _OLDEST_MS <= value <= _NEWEST_MS):
+                    continue
+                yield metric, max(0, value - watermark) / 1000.0
             else:
                 yield metric, float(value)
 

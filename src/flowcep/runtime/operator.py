@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 
 from flowcep.nfa import NFA, NFACompiler
 from flowcep.pattern import ConditionError, Pattern, to_millis
+from flowcep.runtime.context import RuntimeContext, close_operator, open_operator
 from flowcep.runtime.functions import extractor
 from flowcep.runtime.keystate import (
     EMPTY,
@@ -47,6 +48,7 @@ from flowcep.runtime.keystate import (
     spill,
     unspill,
 )
+from flowcep.runtime.limits import Limiter, PartialMatchLimit
 from flowcep.runtime.options import OperatorOptions, comparator_key
 from flowcep.runtime.output import (
     BAD_RECORD,
@@ -128,6 +130,7 @@ class CepOperator:
         "bad_records",
         "_window_timer",
         "_idle",
+        "_limiter",
     )
 
     def __init__(
@@ -142,6 +145,8 @@ class CepOperator:
         clock: Callable[[], int] | None = None,
         on_error: str = "raise",
         timeout_handling: bool = True,
+        partial_match_limit: PartialMatchLimit | None = None,
+        quiet_timeouts: bool = False,
     ) -> None:
         options = OperatorOptions(
             key_by=key_by,
@@ -151,6 +156,8 @@ class CepOperator:
             processing_time=processing_time,
             clock=clock,
             on_error=on_error,
+            partial_match_limit=partial_match_limit,
+            quiet_timeouts=quiet_timeouts,
         )
         self._configure(pattern, options, timeout_handling)
 
@@ -169,6 +176,7 @@ class CepOperator:
         self._key_by = extractor("key_by", options.key_by)
         self._timestamp = extractor("timestamp", options.timestamp)
         self.nfa: NFA = NFACompiler.compile(pattern, timeout_handling=timeout_handling)
+        self.nfa.use_clock(options.clock)  # the clock conditions see is the operator's
         self.fingerprint = pattern_fingerprint(pattern)
         self.processing_time = options.processing_time
         self.on_error = options.on_error
@@ -211,6 +219,11 @@ class CepOperator:
         self.matches = 0
         self.timeouts = 0
         self.bad_records = 0
+        # None without a limit: the per-element path then checks nothing (flowcep.runtime.limits)
+        limit = self.options.partial_match_limit
+        self._limiter: Limiter | None = (
+            None if limit is None else Limiter(limit, 0 if self.nfa.window_times else self._window_timer)
+        )
 
     # ------------------------------------------------------------------ public API
 
@@ -293,6 +306,48 @@ class CepOperator:
         self._warn_held_back()
         return out
 
+    def advance_processing_time(self, now: int | None = None) -> list[Output]:
+        """Time out the partial matches whose window ended by ``now`` (None: the clock's time), in
+        every key, without an element (``quiet_timeouts=True`` only: Flink times out only when an
+        element arrives). Processing time then is at least ``now`` for later elements."""
+        if not self.options.quiet_timeouts:
+            raise ValueError("advance_processing_time needs an operator with quiet_timeouts=True")
+        out: list[Output] = []
+        if self._resume:
+            self._resume_firing(out)
+        clock = self._clock
+        if now is None:
+            at = clock.now()
+        else:
+            try:
+                at = to_timestamp(now)
+            except TimestampError as exc:
+                raise ValueError(f"invalid processing time: {exc}") from None
+            at = clock.last = max(at, clock.last)
+        if self._sort_key is not None:
+            self._fire_processing_time(at, out)
+        for key, ks in list(self._keys.items()):
+            self._advance(ks, at, out)
+            if ks.state.is_empty() and ks.head is EMPTY and ks.due is NOT_DUE:
+                del self._keys[key]
+        if self._errors:
+            self._raise_errors(out)
+        return out
+
+    def next_processing_timeout(self) -> int | None:
+        """With ``quiet_timeouts``: the earliest processing time at which
+        ``advance_processing_time`` times a partial match out or releases comparator-buffered
+        elements (None: only new elements can); in time proportional to the keys."""
+        nfa = self.nfa
+        first = self.next_deadline()
+        for ks in self._keys.values():
+            deadline = ks.deadline
+            if deadline is UNKNOWN:
+                deadline = ks.deadline = nfa.next_deadline(ks.state)
+            if deadline is not None and (first is None or deadline < first):
+                first = deadline
+        return first
+
     def next_deadline(self) -> int | None:
         """The smallest watermark at which a call may produce output or drop state (None: only
         new elements can): the earliest timer of any key, a buffered timestamp or a window
@@ -333,7 +388,26 @@ class CepOperator:
             "shared_buffer_entries": entries,
             "keys": len(self._keys),
             "watermark": self._watermark,
+            "max_event_time": self._max_timestamp,
+            "dropped_partial_matches": 0 if self._limiter is None else self._limiter.dropped,
         }
+
+    def open(self, context: Any = None) -> None:
+        """Open the pattern's ``RichIterativeCondition``s with ``context`` (a ``RuntimeContext``
+        in the embedded runtime): once before the first element. ``CEP.pattern`` and the
+        connectors call it; so does ``with operator:``."""
+        open_operator(self.pattern, context)
+
+    def close(self) -> None:
+        """Close the pattern's ``RichIterativeCondition``s: once after the last element."""
+        close_operator(self.pattern)
+
+    def __enter__(self) -> CepOperator:
+        self.open(RuntimeContext(self.stats))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def reset(self) -> None:
         """Drop all state: keys, buffered elements, partial matches, watermark and counters."""
@@ -348,6 +422,8 @@ class CepOperator:
             if ks is None:
                 return False
         ks.due = NOT_DUE  # listed in the schedule still, but no longer due there
+        if self._limiter is not None:
+            self._limiter.forget(key)
         return True
 
     def keys(self) -> list[Any]:
@@ -441,6 +517,9 @@ class CepOperator:
             ks.timers = timers
             self._idle[key] = ks
             self._schedule(ks)
+        if self._limiter is not None:
+            for ks in self._keys.values():
+                self._limiter.recount(ks)
 
     def _check(self) -> None:
         """Assert the invariants of every key's queue and of the schedule (for tests: between
@@ -990,6 +1069,8 @@ class CepOperator:
             return
         ks.deadline = UNKNOWN
         matches, timed_out = nfa.advance_time(ks.buffer, state, timestamp)
+        if self._limiter is not None:
+            self._limiter.recount(ks)
         if matches:
             key = ks.key
             self.matches += len(matches)
@@ -1033,6 +1114,8 @@ class CepOperator:
         if state.runs_changed:
             state.runs_changed = False
             ks.deadline = UNKNOWN
+            if self._limiter is not None:
+                self._limiter.check(self._keys, ks, timestamp, out)
         window_time = self._window_timer  # 0: no window timers
         if window_time and state.new_start_partial_match:
             # Flink registers a timer at ts + window while the flag is up (until the firing ends)

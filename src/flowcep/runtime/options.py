@@ -9,6 +9,8 @@ from typing import Any, Final
 
 import attrs
 
+from flowcep.runtime.limits import PartialMatchLimit
+
 ON_ERROR: Final = ("raise", "side_output")
 
 
@@ -40,7 +42,10 @@ class OperatorOptions:
     or ``timedelta`` of the generated watermark's bound (None: no generated watermark);
     ``comparator``: ``compare(a, b) -> int`` (or an object with ``compare``) for equal timestamps;
     ``processing_time``; ``clock``: the processing-time clock (epoch ms by default); ``on_error``:
-    ``"raise"`` or ``"side_output"``.
+    ``"raise"`` or ``"side_output"``; ``partial_match_limit``: a ``PartialMatchLimit`` (None: Flink's
+    unbounded partial matches); ``quiet_timeouts`` (processing time only, beyond Flink): partial
+    matches time out at start + window even when no element arrives (``advance_processing_time``
+    in the push API, a timer in the pull API); Flink only times out when an element arrives.
     """
 
     key_by: Callable[[Any], Hashable] | str | None = None
@@ -50,6 +55,17 @@ class OperatorOptions:
     processing_time: bool = attrs.field(default=False, converter=bool)
     clock: Callable[[], int] | None = attrs.field(default=None, validator=_check_clock)
     on_error: str = attrs.field(default="raise", validator=_check_on_error)
+    partial_match_limit: PartialMatchLimit | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(PartialMatchLimit))
+    )
+    quiet_timeouts: bool = attrs.field(default=False, converter=bool)
+
+    def __attrs_post_init__(self) -> None:
+        if self.quiet_timeouts and not self.processing_time:
+            raise ValueError(
+                "quiet_timeouts works in processing time (in event time, watermarks time partial "
+                "matches out without elements)"
+            )
 
 
 def comparator_key(comparator: Any) -> Callable[[Any], Any] | None:

@@ -11,8 +11,9 @@ MATCH: Final = "match"
 TIMEOUT: Final = "timeout"
 LATE: Final = "late"
 BAD_RECORD: Final = "bad_record"
+DROPPED: Final = "dropped"
 
-KINDS: Final = (MATCH, TIMEOUT, LATE, BAD_RECORD)
+KINDS: Final = (MATCH, TIMEOUT, LATE, BAD_RECORD, DROPPED)
 
 # stages at which a record can be rejected
 STAGE_TIMESTAMP: Final = "timestamp"
@@ -26,8 +27,10 @@ class Output:
 
     ``kind`` is ``"match"`` (``value``: dict step name -> events, in pattern order; ``timestamp``: the
     time the match was produced), ``"timeout"`` (``value``: the partial match; ``timestamp``: the
-    timeout time), ``"late"`` (``value``: the event; ``timestamp``: its timestamp) or ``"bad_record"``
-    (``value``: a ``BadRecord``; ``timestamp``: the record's timestamp if known, else None).
+    timeout time), ``"late"`` (``value``: the event; ``timestamp``: its timestamp), ``"bad_record"``
+    (``value``: a ``BadRecord``; ``timestamp``: the record's timestamp if known, else None) or
+    ``"dropped"`` (``value``: a ``DroppedPartialMatch`` of the partial-match limit; ``timestamp``:
+    the time it was dropped at).
     """
 
     kind: str

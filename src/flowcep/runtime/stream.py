@@ -10,13 +10,14 @@ bad records, the function's own ``ctx.output``) are collected while iterating an
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
 from flowcep.pattern import Pattern, to_millis
 from flowcep.runtime.bounded import bounded_outputs, check_evaluator, nfa_only
+from flowcep.runtime.context import RuntimeContext
 from flowcep.runtime.functions import (
     Context,
     OutputTag,
@@ -25,9 +26,11 @@ from flowcep.runtime.functions import (
     split_select_args,
 )
 from flowcep.runtime.handlers import Handler, handles_timeouts, wire
+from flowcep.runtime.limits import PartialMatchLimit
 from flowcep.runtime.operator import CepOperator
 from flowcep.runtime.options import OperatorOptions
-from flowcep.runtime.output import BAD_RECORD, LATE, MATCH, TIMEOUT, BadRecordError, Output
+from flowcep.runtime.output import BAD_RECORD, DROPPED, LATE, MATCH, TIMEOUT, BadRecordError, Output
+from flowcep.runtime.quiet import TICK, TimedFeed
 from flowcep.runtime.timestamps import wall_clock_millis
 
 if TYPE_CHECKING:
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
 LATE_DATA = OutputTag("late-data")
 TIMED_OUT = OutputTag("timed-out")
 BAD_RECORDS = OutputTag("bad-records")
+DROPPED_PARTIAL_MATCHES = OutputTag("dropped-partial-matches")
 
 
 class CEP:
@@ -43,12 +47,14 @@ class CEP:
 
     Built-in side outputs: ``CEP.LATE_DATA`` (late events), ``CEP.TIMED_OUT`` (default tag of
     ``select``/``flat_select`` timeout results), ``CEP.BAD_RECORDS`` (``BadRecord`` values, with
-    ``on_error="side_output"``).
+    ``on_error="side_output"``), ``CEP.DROPPED_PARTIAL_MATCHES`` (``DroppedPartialMatch`` values
+    of the partial-match limit).
     """
 
     LATE_DATA: ClassVar[OutputTag] = LATE_DATA
     TIMED_OUT: ClassVar[OutputTag] = TIMED_OUT
     BAD_RECORDS: ClassVar[OutputTag] = BAD_RECORDS
+    DROPPED_PARTIAL_MATCHES: ClassVar[OutputTag] = DROPPED_PARTIAL_MATCHES
 
     @staticmethod
     def pattern(
@@ -63,6 +69,11 @@ class CEP:
         clock: Callable[[], int] | None = None,
         on_error: str = "raise",
         evaluator: str = "nfa",
+        max_partial_matches_per_key: int | None = None,
+        max_partial_matches: int | None = None,
+        on_partial_match_limit: str | None = None,
+        job_parameters: Mapping[str, Any] | None = None,
+        quiet_timeouts: bool = False,
     ) -> PatternStream:
         """Detect ``pattern`` in ``events`` (any iterable, possibly unbounded); see ``CepOperator``.
 
@@ -71,7 +82,20 @@ class CEP:
 
         ``evaluator``: ``"nfa"`` (the default), or for a finite, sized collection ``"optiseq"``,
         ``"tree"`` or ``"auto"`` (the planner's choice): the bounded-data evaluators of
-        docs/bounded.md, which give the same matches on the patterns they serve."""
+        docs/bounded.md, which give the same matches on the patterns they serve.
+
+        ``max_partial_matches_per_key`` / ``max_partial_matches`` (per operator) bound the partial
+        matches; ``on_partial_match_limit`` is what happens past them: ``"drop_oldest"`` (the
+        default), ``"drop_newest"`` or ``"fail"`` (see ``flowcep.runtime.limits``). Dropped ones
+        go to the side output ``CEP.DROPPED_PARTIAL_MATCHES``. None: Flink's unbounded state.
+
+        ``job_parameters``: what ``RuntimeContext.get_job_parameter(name)`` gives the functions'
+        and rich conditions' ``open(context)`` (Flink's global job parameters).
+
+        ``quiet_timeouts`` (processing time, beyond Flink): a partial match times out at start +
+        window even when no element arrives; the input is then read in a thread of its own
+        (``flowcep.runtime.quiet``). Flink, and the default, time out only when an element
+        arrives."""
         if not isinstance(pattern, Pattern):
             raise TypeError(f"CEP.pattern needs a Pattern, got {pattern!r}")
         check_evaluator(evaluator, events, pattern)
@@ -83,8 +107,12 @@ class CEP:
             processing_time=processing_time,
             clock=clock,
             on_error=on_error,
+            partial_match_limit=PartialMatchLimit.of(
+                max_partial_matches_per_key, max_partial_matches, on_partial_match_limit
+            ),
+            quiet_timeouts=quiet_timeouts,
         )
-        return PatternStream(events, pattern, options, evaluator=evaluator)
+        return PatternStream(events, pattern, options, evaluator=evaluator, job_parameters=job_parameters)
 
     @staticmethod
     def patterns(
@@ -130,6 +158,8 @@ class PatternStream:
     options: OperatorOptions = OperatorOptions()
     late_data_tag: OutputTag = LATE_DATA
     evaluator: str = "nfa"
+    dropped_tag: OutputTag = DROPPED_PARTIAL_MATCHES
+    job_parameters: Mapping[str, Any] | None = None
 
     # -------------------------------------------------------------- configuration
 
@@ -148,6 +178,13 @@ class PatternStream:
         if not isinstance(tag, OutputTag):
             raise TypeError(f"side_output_late_data needs an OutputTag, got {tag!r}")
         return attrs.evolve(self, late_data_tag=tag)
+
+    def side_output_dropped_partial_matches(self, tag: OutputTag) -> PatternStream:
+        """Send partial matches dropped by the limit to ``tag`` instead of
+        ``CEP.DROPPED_PARTIAL_MATCHES``."""
+        if not isinstance(tag, OutputTag):
+            raise TypeError(f"side_output_dropped_partial_matches needs an OutputTag, got {tag!r}")
+        return attrs.evolve(self, dropped_tag=tag)
 
     # -------------------------------------------------------------- results
 
@@ -208,7 +245,11 @@ class ResultStream(Iterator[Any]):
         self._source = stream.events
         self._iterator: Iterator[Any] | None = None
         self._function = fn
+        # a timeout function of its own is opened and closed too (Flink's RichFunction)
+        self._timeout_function = timeout_fn if timeout_fn is not None and timeout_fn is not fn else None
+        self.runtime_context = RuntimeContext(self.operator.stats, stream.job_parameters, self._context)
         self._late_tag = stream.late_data_tag
+        self._dropped_tag = stream.dropped_tag
         self._finished = False
         self._error: BaseException | None = None
         self._on_match: Handler = on_match
@@ -220,6 +261,7 @@ class ResultStream(Iterator[Any]):
             timeout_handling=timeout_handling,
             processing_time=options.processing_time,
             comparator=options.comparator,
+            limited=options.partial_match_limit is not None,
         ):
             self._evaluator = "nfa"
 
@@ -267,11 +309,11 @@ class ResultStream(Iterator[Any]):
             return False
         iterator = self._iterator
         if iterator is None:
-            call_open(self._function)
+            self._open()
             if self._evaluator != "nfa" and self._run_bounded():
                 return True
-            iterator = self._iterator = iter(self._source)
-        process = self.operator.process_element
+            iterator = self._iterator = self._input()
+        process = self._process if self.operator.options.quiet_timeouts else self.operator.process_element
         try:
             for event in iterator:
                 outputs = process(event)
@@ -283,12 +325,39 @@ class ResultStream(Iterator[Any]):
             self._finished = True
             self._error = exc
             self._dispatch(exc.outputs)
-            call_close(self._function)
+            self._close()
             return True
         self._finished = True
         self._dispatch(outputs)
-        call_close(self._function)
+        self._close()
         return True
+
+    def _input(self) -> Iterator[Any]:
+        """The source's iterator, or with quiet timeouts a ``TimedFeed`` of it."""
+        op = self.operator
+        if not op.options.quiet_timeouts:
+            return iter(self._source)
+        return TimedFeed(self._source, op.next_processing_timeout, op.options.clock or wall_clock_millis)
+
+    def _process(self, event: Any) -> list[Output]:
+        """An element of a ``TimedFeed``, or its ``TICK``: the timeouts due now."""
+        if event is TICK:
+            return self.operator.advance_processing_time()
+        return self.operator.process_element(event)
+
+    def _open(self) -> None:
+        """Open the rich conditions, the function and the timeout function, once."""
+        context = self.runtime_context
+        self.operator.open(context)
+        call_open(self._function, context)
+        if self._timeout_function is not None:
+            call_open(self._timeout_function, context)
+
+    def _close(self) -> None:
+        call_close(self._function)
+        if self._timeout_function is not None:
+            call_close(self._timeout_function)
+        self.operator.close()
 
     def _run_bounded(self) -> bool:
         """The whole run through a bounded evaluator (runtime/bounded.py); False: use the NFA."""
@@ -300,12 +369,13 @@ class ResultStream(Iterator[Any]):
             key_by=options.key_by,
             timestamp=options.timestamp,
             out_of_orderness=to_millis(options.out_of_orderness),
+            clock=options.clock,
         )
         if outputs is None:
             return False
         self._finished = True
         self._dispatch(outputs)
-        call_close(self._function)
+        self._close()
         return True
 
     def _dispatch(self, outputs: list[Output]) -> None:
@@ -326,6 +396,8 @@ class ResultStream(Iterator[Any]):
                 self._side_queue(self._late_tag).append(o.value)
             elif kind == BAD_RECORD:
                 self._side_queue(BAD_RECORDS).append(o.value)
+            elif kind == DROPPED:
+                self._side_queue(self._dropped_tag).append(o.value)
 
 
 class SideOutputStream(Iterator[Any]):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 import operator as _op
-import time
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Final
+
+from flowcep.pattern.context import wall_clock_millis
 
 LONG_MIN: Final = -(2**63)
 # not 2**63 - 1: on PyPy that is a big-int object (arithmetic on one that overflowed stays one),
@@ -53,11 +54,6 @@ def to_timestamp(value: Any) -> int:
     if value == LONG_MAX:
         return LONG_MAX  # Flink's end-of-input watermark, as the one object that stays small on PyPy
     return value  # type: ignore[no-any-return]
-
-
-def wall_clock_millis() -> int:
-    """The default processing-time clock: epoch milliseconds."""
-    return time.time_ns() // 1_000_000
 
 
 class ProcessingClock:

@@ -132,8 +132,12 @@ class FakeFlink:
         self.key: Any = None
         self.timestamp: int | None = None
         self.output: list[Any] = []
-        self.late_counter = 0
+        self.counters: dict[str, int] = {}  # the function's metric counters by name
         function.open(_FakeRuntimeContext(self))
+
+    @property
+    def late_counter(self) -> int:
+        return self.counters.get("numLateRecords", 0)
 
     # inputs
     def element(self, key: Any, value: Any, timestamp: int | None = None) -> list[Any]:
@@ -213,11 +217,13 @@ class _FakeValueState:
 
 
 class _FakeCounter:
-    def __init__(self, flink: FakeFlink) -> None:
+    def __init__(self, flink: FakeFlink, name: str) -> None:
         self.flink = flink
+        self.name = name
+        flink.counters[name] = 0
 
     def inc(self, n: int = 1) -> None:
-        self.flink.late_counter += n
+        self.flink.counters[self.name] += n
 
 
 class _FakeMetrics:
@@ -225,7 +231,7 @@ class _FakeMetrics:
         self.flink = flink
 
     def counter(self, name: str) -> _FakeCounter:
-        return _FakeCounter(self.flink)
+        return _FakeCounter(self.flink, name)
 
 
 class _FakeRuntimeContext:
@@ -237,6 +243,9 @@ class _FakeRuntimeContext:
 
     def get_metrics_group(self) -> _FakeMetrics:
         return _FakeMetrics(self.flink)
+
+    def get_index_of_this_subtask(self) -> int:
+        return 0
 
 
 class _FakeTimerService:

@@ -80,6 +80,7 @@ def reference(
     timestamp: str = "ms",
     out_of_orderness: int = 0,
     ident: str = "id",
+    partial_match_limit: Any = None,
 ) -> Counter[tuple[Any, ...]]:
     """The pure-Python runtime's results over ``rows`` as a multiset of (kind, key, steps)."""
     from flowcep.runtime import CepOperator
@@ -89,6 +90,7 @@ def reference(
         key_by=(lambda r: r[key]) if key else None,
         timestamp=lambda r: r[timestamp],
         out_of_orderness=out_of_orderness,
+        partial_match_limit=partial_match_limit,
     )
     outputs = [o for r in rows for o in op.process_element(r)]
     outputs += op.flush()
@@ -99,6 +101,8 @@ def reference(
             result[(o.kind, k, _steps(o.value, ident))] += 1
         elif o.kind == "late":
             result[("late", str(o.key), (("late", (o.value[ident],)),))] += 1
+        elif o.kind == "dropped":
+            result[("dropped", str(o.key), _steps(o.value.match, ident))] += 1
     return result
 
 

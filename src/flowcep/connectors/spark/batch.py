@@ -59,6 +59,13 @@ class BatchRunner:
         self.converters = converters  # per input column: None or a function
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
+        self.matcher.open_task()
+        try:
+            yield from self._run(batches)
+        finally:
+            self.matcher.close_task()
+
+    def _run(self, batches: Iterator[Any]) -> Iterator[Any]:
         m = self.matcher
         make = functools.partial(tuple.__new__, m.event_class)
         positions = self.key_positions

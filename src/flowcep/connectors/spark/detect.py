@@ -6,14 +6,22 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from flowcep.runtime.bounded import batch_evaluator
 
 from .batch import build_batch
-from .matcher import INTERNAL_SCHEMA, LEVELS_INTERNAL_SCHEMA, Matcher, is_hierarchy, select_arity
+from .matcher import (
+    GAUGES,
+    INTERNAL_SCHEMA,
+    LEVELS_INTERNAL_SCHEMA,
+    STATS_KIND,
+    Matcher,
+    is_hierarchy,
+    select_arity,
+)
 from .streaming import DEFAULT_BUCKETS, build_stream
 from .values import HIDDEN_COLUMNS, NEWEST_MS, duration_ms, timestamp_ms
 
@@ -34,6 +42,9 @@ def detect(
     observe: str | None = None,
     emit: Sequence[str] | None = None,
     evaluator: str = "nfa",
+    max_partial_matches_per_key: int | None = None,
+    max_partial_matches: int | None = None,
+    on_partial_match_limit: str | None = None,
 ) -> DataFrame:
     """Run ``pattern`` over ``df`` per ``key`` in ``timestamp`` order; a DataFrame of results.
 
@@ -62,7 +73,20 @@ def detect(
     no timed-out partial matches: with a window and an output that carries timeouts (the
     default output, a 3-argument ``select``), ``"auto"`` runs the NFA and the others are an
     error; ``select(match)`` carries matches only.
+    micro-batch in its progress (``query.lastProgress["observedMetrics"][observe]``), and with
+    them the gauges of the state the micro-batch ran (summed over the buckets it touched:
+    ``partial_matches``, ``buffered_events``, ``keys``, ``shared_buffer_entries``; the largest
+    ``watermark_lag_ms``, a bucket's latest event time minus its watermark).
+    ``max_partial_matches_per_key`` / ``max_partial_matches`` and ``on_partial_match_limit``
+    bound the partial matches as ``CEP.pattern`` does (``flowcep.runtime.limits``); dropped ones
+    come out as kind ``dropped``. An operator here holds one key at a time in batch and one
+    bucket of keys in streaming: ``max_partial_matches`` bounds that.
     """
+    from flowcep.runtime.limits import PartialMatchLimit
+
+    limit = PartialMatchLimit.of(max_partial_matches_per_key, max_partial_matches, on_partial_match_limit)
+    if limit is not None and is_hierarchy(pattern):
+        raise ValueError("partial-match limits work with one pattern, not an event hierarchy")
     invalid = bad_input_choice(on_error, on_invalid)
     if (select is None) != (output_schema is None):
         raise ValueError("select and output_schema go together: give both or neither")
@@ -82,8 +106,15 @@ def detect(
         raise ValueError("observe counts the default output's kinds: it does not go with select")
     levels = list(emit) if emit is not None else None
     mode = "default" if select is None else "select1" if select_arity(select) == 1 else "select3"
+    if limit is not None and evaluator not in ("nfa", "auto"):
+        raise ValueError(
+            f"partial-match limits work with the NFA: evaluator={evaluator!r} keeps no partial matches"
+        )
+    # (a limit's dropped partial matches come out: only the NFA has them)
+    evaluator = "nfa" if limit is not None else evaluator
     evaluator = batch_evaluator(evaluator, pattern, streaming=df.isStreaming, timeouts_out=mode != "select1")
     if select is None:
+        gauges = observe is not None and df.isStreaming and not is_hierarchy(pattern)
         internal = LEVELS_INTERNAL_SCHEMA if is_hierarchy(pattern) else INTERNAL_SCHEMA
         out = build(
             df,
@@ -99,6 +130,8 @@ def detect(
             buckets,
             levels,
             evaluator,
+            limit,
+            gauges,
         )
         return out if observe is None else observed(out, observe)
     assert output_schema is not None  # given with select (checked above)
@@ -116,15 +149,26 @@ def detect(
         buckets,
         levels,
         evaluator,
+        limit,
     )
 
 
 def observed(out: DataFrame, name: str) -> DataFrame:
-    """``out`` with Spark observed metrics ``name``: the results of each kind (per micro-batch)."""
+    """``out`` with Spark observed metrics ``name``: the results of each kind and the gauges of
+    the state (per micro-batch); the gauge rows (kind ``stats``) are left out of the results."""
     kind = F.col("kind")
     # count (not sum) of a when: 0, never null, in a micro-batch without results
-    counts = [F.count(F.when(kind == k, 1)).alias(k) for k in ("match", "timeout", "late", "invalid")]
-    return out.observe(name, F.count(F.lit(1)).alias("results"), *counts)
+    counts = [
+        F.count(F.when(kind == k, 1)).alias(k) for k in ("match", "timeout", "late", "invalid", "dropped")
+    ]
+    results = F.count(F.when(kind != STATS_KIND, 1)).alias("results")
+
+    def gauge(field: str) -> Column:
+        return F.get_json_object(F.when(kind == STATS_KIND, F.col("events")), f"$.{field}").cast("long")
+
+    gauges = [F.coalesce(F.sum(gauge(g)), F.lit(0)).alias(g) for g in GAUGES]
+    lag = F.coalesce(F.max(gauge("watermark_lag_ms")), F.lit(0)).alias("watermark_lag_ms")
+    return out.observe(name, results, *counts, *gauges, lag).filter(kind != STATS_KIND)
 
 
 def bad_input_choice(on_error: str | None, on_invalid: str | None) -> str:
@@ -178,6 +222,8 @@ def build(
     buckets: int = DEFAULT_BUCKETS,
     emit: list[str] | None = None,
     evaluator: str = "nfa",
+    partial_match_limit: Any = None,
+    gauges: bool = False,
 ) -> DataFrame:
     """The result DataFrame of ``df`` in one of the :class:`Matcher`'s modes."""
     from flowcep.nfa import NFACompiler
@@ -205,6 +251,8 @@ def build(
         recursive=any(isinstance(f.dataType, nested) for f in df.schema.fields),
         emit=emit,
         evaluator=evaluator,
+        partial_match_limit=partial_match_limit,
+        gauges=gauges,
     )
     ms = timestamp_ms(df.schema[timestamp].dataType, timestamp)
     if df.isStreaming:

@@ -24,6 +24,7 @@ from pyspark.sql import Row
 from flowcep.connectors.selecting import select_arity as select_arity  # (its import path here)
 from flowcep.hierarchy import Hierarchy, HierarchyOperator, HierarchyPlan
 from flowcep.hierarchy.event import ComplexEvent, plain_match
+from flowcep.runtime.timestamps import LONG_MIN
 
 from .values import dumps, event_class, item_reader, result_class
 
@@ -48,6 +49,9 @@ LEVELS_INTERNAL_SCHEMA = (
 )
 
 MODES = ("default", "select1", "select3", "format")
+# the gauges a streaming query with ``observe`` reports, from rows of this kind (never output)
+STATS_KIND = "stats"
+GAUGES = ("partial_matches", "buffered_events", "keys", "shared_buffer_entries")
 ON_INVALID = ("output", "raise")
 
 
@@ -80,6 +84,8 @@ class Matcher:
         recursive: bool,
         emit: list[str] | None = None,
         evaluator: str = "nfa",
+        partial_match_limit: Any = None,
+        gauges: bool = False,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -101,6 +107,8 @@ class Matcher:
             raise ValueError("emit names the levels of an event hierarchy: it goes with a Hierarchy only")
         self.emit_levels = emit
         self.evaluator = evaluator  # batch: "nfa", or a bounded evaluator (docs/bounded.md)
+        self.partial_match_limit = partial_match_limit  # a PartialMatchLimit or None
+        self.gauges = gauges  # streaming with observe: a stats row per bucket run (see gauge_row)
         self._init_caches()
 
     def _init_caches(self) -> None:
@@ -152,6 +160,7 @@ class Matcher:
                 key_by=self.key_of(),
                 out_of_orderness=None,
                 on_error="raise" if self.on_invalid == "raise" else "side_output",
+                partial_match_limit=self.partial_match_limit,
             )
         else:
             op.reset()
@@ -169,6 +178,36 @@ class Matcher:
     def internal_schema(self) -> str:
         """The schema of the rows the default mode emits (times as epoch ms)."""
         return LEVELS_INTERNAL_SCHEMA if self.levels else INTERNAL_SCHEMA
+
+    def gauge_row(self, op: Any, out: list[Any]) -> None:
+        """The operator's gauges as a row of kind ``stats`` (``detect``'s ``observe`` sums them
+        into the query progress and leaves the row out of the results)."""
+        stats = op.stats()
+        doc: dict[str, Any] = {g: stats[g] for g in GAUGES}
+        if stats["max_event_time"] > stats["watermark"] > LONG_MIN:
+            doc["watermark_lag_ms"] = stats["max_event_time"] - stats["watermark"]
+        out.append((None, STATS_KIND, None, None, None, dumps(doc)))
+
+    # -- a task's lifecycle: the pattern's rich conditions, opened once per Spark task
+
+    def open_task(self) -> None:
+        """Open the pattern's ``RichIterativeCondition``s for this task, with a ``RuntimeContext``
+        naming the task's partition (an event hierarchy's operator opens nothing)."""
+        from pyspark import TaskContext
+
+        from flowcep.runtime import RuntimeContext
+
+        if self.levels:
+            return
+        op = self.operator()
+        task = TaskContext.get()
+        index = task.partitionId() if task is not None else 0
+        op.open(RuntimeContext(op.stats, task_name=f"flowcep (Spark partition {index})", subtask_index=index))
+
+    def close_task(self) -> None:
+        """Close what ``open_task`` opened."""
+        if self._op is not None and not self.levels:
+            self._op.close()
 
     # -- batch: one key's events, sorted by time; then the end of input
 
@@ -264,6 +303,10 @@ class Matcher:
             elif kind == "late":
                 ms = _item(value, -1)
                 self._result(text, "late", o.timestamp, {"late": [value]}, ms, ms, out)
+            elif kind == "dropped":  # a partial match the limit dropped (runtime/limits.py)
+                match = value.match
+                times = [_item(e, -1) for events in match.values() for e in events]
+                self._result(text, "dropped", o.timestamp, match, min(times), max(times), out)
             else:  # a bad record: a condition raised on the row
                 record = getattr(value, "record", value)
                 step = getattr(value, "step", None)

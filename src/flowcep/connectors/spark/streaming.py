@@ -157,6 +157,7 @@ class BucketProcessor(StatefulProcessor):
         self._single = positions[0] if positions is not None and len(positions) == 1 else None
         self._positions = positions
         self._key_of = m.key_of()
+        m.open_task()
 
     # -- the state
 
@@ -269,6 +270,8 @@ class BucketProcessor(StatefulProcessor):
             if own > op.current_watermark:
                 emit(op.process_watermark(own), out)
         self._store(op, had, timer, latest, None)
+        if m.gauges:
+            m.gauge_row(op, out)
         return m.as_rows(out)
 
     def handleExpiredTimer(  # noqa: N802
@@ -283,7 +286,9 @@ class BucketProcessor(StatefulProcessor):
         out: list[Any] = []
         self._advance(op, timerValues.getCurrentWatermarkInMs(), latest, out)
         self._store(op, had, timer, latest, expiredTimerInfo.getExpiryTimeInMs())
+        if self.matcher.gauges:
+            self.matcher.gauge_row(op, out)
         return self.matcher.as_rows(out)
 
     def close(self) -> None:
-        pass
+        self.matcher.close_task()

@@ -1,0 +1,148 @@
+"""The PyFlink function's partial-match limit, its counters in Flink's metric group and the
+lifecycle of rich conditions: driven without a JVM (``FakeFlink``) and in real jobs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cep_scenarios as sc
+from flink_support import FakeFlink  # noqa: I001 - skips without PyFlink
+
+from flowcep import Pattern, RichIterativeCondition
+from flowcep.connectors.flink import CEP, METRICS, _CepFunction, _Spec, _worker_tag
+from flowcep.runtime import DroppedPartialMatch, PartialMatchLimit
+from flowcep.runtime.options import OperatorOptions
+
+
+def function(pattern: Pattern, **options: Any) -> _CepFunction:
+    spec = _Spec("process", sc.Describe(), None, CEP.TIMED_OUT)
+    return _CepFunction(
+        pattern,
+        spec,
+        options=OperatorOptions(out_of_orderness=None, **options),
+        late_data_tag=_worker_tag(CEP.LATE_DATA),
+    )
+
+
+def ab(within: int) -> Pattern:
+    return Pattern.begin("a").where(sc.kind_is("a")).followed_by("b").where(sc.kind_is("b")).within(within)
+
+
+def test_a_key_past_its_limit_drops_to_the_side_output_and_counts_it() -> None:
+    flink = FakeFlink(function(ab(100), partial_match_limit=PartialMatchLimit(per_key=2)))
+    for t in (1, 2, 3):
+        flink.element("k", ("k", "a", t), t)
+    flink.element("k", ("k", "b", 4), 4)
+    flink.watermark(4)
+    [dropped] = flink.side("dropped-partial-matches")
+    assert type(dropped) is DroppedPartialMatch
+    assert (dropped.key, dropped.start_timestamp, dropped.dropped_at) == ("k", 1, 3)
+    assert [m[3] for m in flink.main()] == [{"a": [2], "b": [4]}, {"a": [3], "b": [4]}]
+    assert flink.counters["numDroppedPartialMatches"] == 1
+
+
+def test_the_function_registers_its_counters_in_flinks_metric_group() -> None:
+    flink = FakeFlink(function(ab(10), on_error="side_output"))
+    assert set(flink.counters) == set(METRICS)
+    flink.element("k", ("k", "a", 1), 1)
+    flink.element("k", ("k", "b", 2), 2)
+    flink.element("k", ("k", "a", 5), 5)
+    flink.watermark(100)
+    flink.element("k", ("k", "a", 50), 50)  # behind the watermark
+    assert flink.counters == {
+        "numMatches": 1,
+        "numTimeouts": 1,
+        "numLateRecords": 1,
+        "numBadRecords": 0,
+        "numDroppedPartialMatches": 0,
+    }
+
+
+def test_a_flink_job_drops_what_the_embedded_runtime_drops() -> None:
+    from flink_support import collect, event_source, make_env
+    from pyflink.common import Types, WatermarkStrategy
+
+    from flowcep.connectors.flink import CEP as FlinkCEP
+    from flowcep.runtime import CEP as EmbeddedCEP
+
+    events = [(key, "a", t) for t in range(1, 40) for key in ("x", "y")] + [("x", "b", 40), ("y", "b", 41)]
+    env = make_env(parallelism=2)
+    source = event_source(env, events, WatermarkStrategy.for_monotonous_timestamps())
+    keyed = source.key_by(lambda e: e[0], key_type=Types.STRING())
+    result = FlinkCEP.pattern(
+        keyed, ab(1_000), max_partial_matches_per_key=5, on_partial_match_limit="drop_oldest"
+    ).process(sc.Describe(), output_type=Types.PICKLED_BYTE_ARRAY())
+    got = collect(result, dropped=result.get_side_output(FlinkCEP.DROPPED_PARTIAL_MATCHES))
+    want = EmbeddedCEP.pattern(
+        [e + (0, 0.0) for e in events],
+        ab(1_000),
+        key_by=lambda e: e[0],
+        timestamp=lambda e: e[2],
+        out_of_orderness=None,
+        max_partial_matches_per_key=5,
+    ).process(sc.Describe())
+    want_main = list(want)
+    want_dropped = list(want.get_side_output(EmbeddedCEP.DROPPED_PARTIAL_MATCHES))
+    assert len(want_main) == 10 and len(want_dropped) == 68
+    assert sorted(map(repr, got["main"])) == sorted(map(repr, want_main))
+    assert sorted((d.key, d.start_timestamp) for d in got["dropped"]) == sorted(
+        (d.key, d.start_timestamp) for d in want_dropped
+    )
+
+
+class _LoggedB(RichIterativeCondition):
+    """``kind == "b"``, the letter set in ``open``; opens and closes appended to ``log`` (a file
+    for a real job: the subtasks run in other processes)."""
+
+    def __init__(self, log: Any) -> None:
+        self.log = log
+        self.letter = None
+
+    def _write(self, line: str) -> None:
+        if isinstance(self.log, list):
+            self.log.append(line)
+        else:
+            with open(self.log, "a") as f:
+                f.write(line + "\n")
+
+    def open(self, context: Any) -> None:
+        self.letter = "b"
+        self._write(f"open {context.get_index_of_this_subtask()}")
+
+    def close(self) -> None:
+        self._write("close")
+
+    def filter(self, value: Any, ctx: Any) -> bool:
+        return value[1] == self.letter
+
+
+def test_a_rich_condition_is_opened_with_the_function_and_closed_with_it() -> None:
+    log: list[str] = []
+    pattern = Pattern.begin("a").where(sc.kind_is("a")).followed_by("b").where(_LoggedB(log))
+    fake = FakeFlink(function(pattern))
+    fake.element("k", ("k", "a", 1), 1)
+    fake.element("k", ("k", "b", 2), 2)
+    fake.element("j", ("j", "a", 3), 3)
+    fake.element("j", ("j", "b", 4), 4)
+    fake.watermark(10)
+    assert [m[3] for m in fake.main()] == [{"a": [1], "b": [2]}, {"a": [3], "b": [4]}]
+    fake.function.close()
+    assert log == ["open 0", "close"]  # once for the subtask, not per key
+
+
+def test_a_flink_job_opens_a_rich_condition_once_per_subtask(tmp_path: Any) -> None:
+    from flink_support import collect, event_source, make_env
+    from pyflink.common import Types, WatermarkStrategy
+
+    from flowcep.connectors.flink import CEP as FlinkCEP
+
+    log = tmp_path / "lifecycle.log"
+    events = [(key, kind, t) for t, key in enumerate("xyzw" * 5, 1) for kind in "ab"]
+    env = make_env(parallelism=2)
+    source = event_source(env, events, WatermarkStrategy.for_monotonous_timestamps())
+    keyed = source.key_by(lambda e: e[0], key_type=Types.STRING())
+    pattern = Pattern.begin("a").where(sc.kind_is("a")).next("b").where(_LoggedB(str(log)))
+    result = FlinkCEP.pattern(keyed, pattern).select(lambda m: m["b"][0][2], output_type=Types.LONG())
+    got = collect(result)
+    assert sorted(got["main"]) == list(range(1, 21))
+    assert sorted(log.read_text().split("\n")[:-1]) == ["close", "close", "open 0", "open 1"]
