@@ -222,12 +222,7 @@ class NFA:
             elif slot.per_run:
                 table = slot.table
                 if table is not None:
-                    ctx = self.condition_context(buffer, run, timestamp)
-                    decision = table(event, ctx)
-                    if ctx._matched is None:
-                        # it read no partial match: the decision holds for every run of the state
-                        slot.decision = decision
-                        slot.epoch = epoch
+                    decision = table(event, self.condition_context(buffer, run, timestamp))
                 else:
                     handle = handle or EventHandle(event, timestamp)
                     decision = self._decide(buffer, run, handle, slot.state, None)

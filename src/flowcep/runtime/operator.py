@@ -665,6 +665,9 @@ class CepOperator:
         keys = self._keys
         ooo = self._out_of_orderness
         fast = self._fast
+        # the fused step of ordered input (_fire_head_alone) leaves a partial-match limit to the
+        # general path (_feed_event checks it), so that the limit has one home
+        fuse = fast and self._limiter is None
         # the range of a timestamp taken as it is; an empty one in the reference (to_timestamp)
         low, high = (LONG_MIN, LONG_MAX) if fast else (1, 0)
         # an inert element may skip a key without state only without a comparator (below)
@@ -752,7 +755,8 @@ class CepOperator:
                     else:
                         times = ks.times
                         if (
-                            not times
+                            fuse
+                            and not times
                             and current < watermark
                             and watermark >= ks.head_ts
                             and self._fire_head_alone(ks, event, ts, watermark, out)
