@@ -92,16 +92,7 @@ def detect(
         raise ValueError("select and output_schema go together: give both or neither")
     if select is not None and not callable(select):
         raise TypeError(f"select must be callable, got {select!r}")
-    if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
-        raise ValueError(f"buckets must be a positive int, got {buckets!r}")
-    delay = duration_ms(out_of_orderness, "out_of_orderness")
-    ttl = duration_ms(state_ttl, "state_ttl") if state_ttl is not None else None
-    if ttl is not None and ttl <= 0:
-        raise ValueError("state_ttl must be positive")
-    key_names = [key] if isinstance(key, str) else list(key) if key is not None else None
-    if key_names == []:
-        raise ValueError("key must name at least one column (or be None for one global key)")
-    check_columns(df, key_names, timestamp)
+    key_names, delay, ttl = checked_options(df, key, timestamp, out_of_orderness, state_ttl, buckets)
     if observe is not None and select is not None:
         raise ValueError("observe counts the default output's kinds: it does not go with select")
     levels = list(emit) if emit is not None else None
@@ -169,6 +160,29 @@ def observed(out: DataFrame, name: str) -> DataFrame:
     gauges = [F.coalesce(F.sum(gauge(g)), F.lit(0)).alias(g) for g in GAUGES]
     lag = F.coalesce(F.max(gauge("watermark_lag_ms")), F.lit(0)).alias("watermark_lag_ms")
     return out.observe(name, results, *counts, *gauges, lag).filter(kind != STATS_KIND)
+
+
+def checked_options(
+    df: DataFrame,
+    key: str | Sequence[str] | None,
+    timestamp: str,
+    out_of_orderness: int | timedelta | str,
+    state_ttl: int | timedelta | str | None,
+    buckets: int,
+) -> tuple[list[str] | None, int, int | None]:
+    """The key columns, the delay and the state TTL (ms) of a ``detect``-like call, checked
+    against ``df`` (errors name the option)."""
+    if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
+        raise ValueError(f"buckets must be a positive int, got {buckets!r}")
+    delay = duration_ms(out_of_orderness, "out_of_orderness")
+    ttl = duration_ms(state_ttl, "state_ttl") if state_ttl is not None else None
+    if ttl is not None and ttl <= 0:
+        raise ValueError("state_ttl must be positive")
+    key_names = [key] if isinstance(key, str) else list(key) if key is not None else None
+    if key_names == []:
+        raise ValueError("key must name at least one column (or be None for one global key)")
+    check_columns(df, key_names, timestamp)
+    return key_names, delay, ttl
 
 
 def bad_input_choice(on_error: str | None, on_invalid: str | None) -> str:

@@ -24,10 +24,10 @@ from flowcep.runtime.ruledir import RuleDirectory
 from flowcep.runtime.updates import Loader
 
 from .batch import build_batch
-from .detect import bad_input_choice, check_columns
+from .detect import bad_input_choice, checked_options
 from .matcher import INTERNAL_FIELDS, INTERNAL_SCHEMA, Matcher
 from .streaming import DEFAULT_BUCKETS, build_stream
-from .values import NEWEST_MS, duration_ms, timestamp_ms
+from .values import NEWEST_MS, timestamp_ms
 
 __all__ = ["RULES_OUTPUT_SCHEMA", "detect_rules"]
 
@@ -61,16 +61,7 @@ def detect_rules(
     directory = rules if isinstance(rules, RuleDirectory) else RuleDirectory(rules, loader)
     directory.updates()  # a missing directory fails here, not on a worker (a broken file: a warning)
     invalid = bad_input_choice(on_error, None)
-    if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
-        raise ValueError(f"buckets must be a positive int, got {buckets!r}")
-    delay = duration_ms(out_of_orderness, "out_of_orderness")
-    ttl = duration_ms(state_ttl, "state_ttl") if state_ttl is not None else None
-    if ttl is not None and ttl <= 0:
-        raise ValueError("state_ttl must be positive")
-    key_names = [key] if isinstance(key, str) else list(key) if key is not None else None
-    if key_names == []:
-        raise ValueError("key must name at least one column (or be None for one global key)")
-    check_columns(df, key_names, timestamp)
+    key_names, delay, ttl = checked_options(df, key, timestamp, out_of_orderness, state_ttl, buckets)
     wire = T._parse_datatype_string(_WIRE)  # noqa: SLF001
     assert isinstance(wire, T.StructType)
     matcher = RuleMatcher(
