@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from flowcep import CEP, MultiPatternOperator, Pattern, PatternOutput, PatternUpdate
-from flowcep.runtime import BadRecordError, CepOperator, SnapshotError
+from flowcep import CEP, MultiPatternOperator, Pattern, PatternOutput, PatternUpdate, RichIterativeCondition
+from flowcep.runtime import BadRecordError, CepOperator, RuntimeContext, SnapshotError
 
 from .support import Ev, ab_within, abc_within, is_
 
@@ -376,3 +376,44 @@ def test_in_processing_time_a_watermark_call_releases_what_a_comparator_held_bac
     assert op.process_elements([Ev("a", 0), Ev("b", 0)]) == []  # held back within their millisecond
     now[0] = 101
     assert [(o.pattern, o.timestamp) for o in op.process_watermark(0)] == [("ab", 100)]
+
+
+class _Logged(RichIterativeCondition):
+    """``type == "b"``, logging its ``open`` and ``close`` under its name."""
+
+    def __init__(self, name: str, log: list[Any]) -> None:
+        self.name = name
+        self.log = log
+
+    def open(self, context: Any) -> None:
+        self.log.append(("open", self.name, context.get_job_parameter("job")))
+
+    def close(self) -> None:
+        self.log.append(("close", self.name))
+
+    def filter(self, value: Any, ctx: Any) -> bool:
+        return bool(value.name == "b")
+
+
+def _rich(name: str, log: list[Any]) -> Pattern:
+    return Pattern.begin("a").where(is_("a")).followed_by("b").where(_Logged(name, log))
+
+
+def test_rich_conditions_open_with_the_operator_and_close_as_their_pattern_leaves() -> None:
+    log: list[Any] = []
+    op = MultiPatternOperator({"one": (1, _rich("one", log))}, key_by="key", timestamp="ts")
+    op.open(RuntimeContext(op.stats, {"job": "j"}))
+    op.add("two", _rich("two", log))  # hosted while open: opened as it comes
+    op.replace("one", _rich("one-v2", log), 2)  # the old version closed, the new opened
+    outputs = op.process_elements([Ev("a", 1), Ev("b", 2), Ev("x", 3)])
+    assert [(o.pattern, o.version, o.kind) for o in outputs] == [("one", 2, "match"), ("two", 1, "match")]
+    op.remove("two")
+    op.close()
+    assert log == [
+        ("open", "one", "j"),
+        ("open", "two", "j"),
+        ("open", "one-v2", "j"),
+        ("close", "one"),
+        ("close", "two"),
+        ("close", "one-v2"),
+    ]

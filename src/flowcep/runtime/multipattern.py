@@ -20,6 +20,7 @@ from typing import Any, Final, TypeVar, Union
 import attrs
 
 from flowcep.pattern import Pattern, to_millis
+from flowcep.runtime.context import RuntimeContext
 from flowcep.runtime.functions import extractor
 from flowcep.runtime.operator import CepOperator
 from flowcep.runtime.options import OperatorOptions
@@ -151,6 +152,7 @@ class MultiPatternOperator:
         # reading of the clock per element, the same for all patterns)
         self._inner = attrs.evolve(options, on_error="side_output", clock=self._now)
         self._hosted: dict[str, _Hosted] = {}
+        self._context: Any = None  # while open: what the hosted operators were opened with
         self._reset()
         for update in _updates(patterns):
             self.update(update)
@@ -173,6 +175,45 @@ class MultiPatternOperator:
     def patterns(self) -> dict[str, tuple[int, Pattern]]:
         """The hosted patterns: name -> ``(version, Pattern)``, in the order they were added."""
         return {h.name: (h.version, h.pattern) for h in self._hosted.values()}
+
+    def open(self, context: Any = None) -> None:
+        """Open every hosted pattern's ``RichIterativeCondition``s with ``context`` (default: a
+        ``RuntimeContext`` of this operator), as ``CepOperator.open`` does; a pattern hosted
+        while open is opened as it comes, and closed as it goes (removed or replaced)."""
+        self._context = context if context is not None else RuntimeContext(self.stats)
+        for hosted in self._hosted.values():
+            hosted.operator.open(self._context)
+
+    def close(self) -> None:
+        """Close every hosted pattern's ``RichIterativeCondition``s (all of them, then the first
+        error is raised)."""
+        hosted = list(self._hosted.values())
+        self._context, opened = None, self._context
+        if opened is not None:
+            self._close_all(hosted)
+
+    def __enter__(self) -> MultiPatternOperator:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _closed(self, gone: list[_Hosted]) -> None:
+        """``gone`` left the set: close them if the operator is open."""
+        if self._context is not None:
+            self._close_all(gone)
+
+    @staticmethod
+    def _close_all(hosted: list[_Hosted]) -> None:
+        error: BaseException | None = None
+        for h in hosted:
+            try:
+                h.operator.close()
+            except BaseException as exc:  # noqa: BLE001 - close the others first
+                error = error or exc
+        if error is not None:
+            raise error
 
     def add(self, name: str, pattern: Pattern, version: int = 1) -> None:
         """Host ``pattern`` as ``name`` at ``version``, from the current watermark on: it matches
@@ -204,6 +245,7 @@ class MultiPatternOperator:
             )
         if not keep_partial_matches:
             self._hosted[name] = self._start(name, version, pattern, old.operator.buffered_elements())
+            self._closed([old])
             return
         new = self._compile(name, pattern)
         hosted = _Hosted(name, version, pattern, new)
@@ -216,11 +258,13 @@ class MultiPatternOperator:
         old_op = old.operator
         _carry(old_op.snapshot(canonical=False), old_op.fingerprint, new)
         self._hosted[name] = hosted
+        self._closed([old])
 
     def remove(self, name: str) -> None:
         """Stop matching ``name``: its partial matches, buffered elements and timers are dropped."""
-        self._get(name)
+        hosted = self._get(name)
         del self._hosted[name]
+        self._closed([hosted])
 
     def update(self, update: PatternUpdate) -> bool:
         """Apply a ``PatternUpdate``; whether the set changed (putting the hosted version again,
@@ -272,7 +316,10 @@ class MultiPatternOperator:
     def _compile(self, name: str, pattern: Pattern) -> CepOperator:
         if not isinstance(pattern, Pattern):
             raise TypeError(f"pattern {name!r}: expected a Pattern, got {pattern!r}")
-        return CepOperator.from_options(pattern, self._inner)
+        op = CepOperator.from_options(pattern, self._inner)
+        if self._context is not None:
+            op.open(self._context)
+        return op
 
     def _start(self, name: str, version: int, pattern: Pattern, taken: list[tuple[int, Any]]) -> _Hosted:
         """A new operator for ``pattern`` at the current watermark, given the elements ``taken``
@@ -574,7 +621,7 @@ class MultiPatternOperator:
                 if same is not None and same.version == version and same.pattern is pattern:
                     op = same.operator  # (compiled already: restore resets it)
                 else:
-                    op = CepOperator.from_options(pattern, self._inner)
+                    op = self._compile(name, pattern)
                 try:
                     op.restore(state)
                 except SnapshotError as exc:
@@ -589,6 +636,8 @@ class MultiPatternOperator:
             for name, update in (wanted or {}).items():
                 if name not in self._hosted:
                     self._hosted[name] = self._start(name, update.version, update.pattern, taken)  # type: ignore[arg-type]
+            kept = {id(h.operator) for h in self._hosted.values()}
+            self._closed([h for h in current.values() if id(h.operator) not in kept])
         except BaseException:
             self._hosted = current
             (

@@ -121,11 +121,13 @@ def test_the_cli_hook_takes_the_evaluator(spark, tmp_path):
     def records(evaluator):
         return [
             json.dumps(r, sort_keys=True)
-            for r in run_cli(rising(None), str(path), "jsonl", "user", "ms", 0, None, None, evaluator)
+            for r in run_cli(
+                rising(None), str(path), "jsonl", "user", "ms", 0, None, None, evaluator=evaluator
+            )
         ]
 
     want = records("nfa")
     assert len(want) > 10
     assert sorted(records("tree")) == sorted(want)
     with pytest.raises(ValueError, match="does not serve timed-out partial matches"):
-        run_cli(rising(), str(path), "jsonl", "user", "ms", 0, None, None, "optiseq")
+        run_cli(rising(), str(path), "jsonl", "user", "ms", 0, None, None, evaluator="optiseq")
