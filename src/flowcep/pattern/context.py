@@ -25,7 +25,7 @@ class ConditionContextBase:
     __slots__ = ()
 
     # the processing-time clock; a subclass per operator clock (``with_clock``) sets its own
-    clock: ClassVar[Callable[[], int]] = staticmethod(wall_clock_millis)  # type: ignore[assignment]
+    clock: ClassVar[Callable[[], int]] = staticmethod(wall_clock_millis)
 
     def get_events_for_pattern(self, name: str) -> list[Any]:
         raise NotImplementedError

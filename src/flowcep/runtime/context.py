@@ -6,7 +6,7 @@ Also ``open_operator``/``close_operator``, one lifecycle for the operator's rich
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -80,10 +80,15 @@ def open_operator(pattern: Pattern[Any], context: Any) -> None:
 
 def close_operator(pattern: Pattern[Any]) -> None:
     """``close()`` on each rich condition of ``pattern`` (all of them, the first error raised)."""
+    close_all(pattern_rich_conditions(pattern))
+
+
+def close_all(closables: Iterable[Any]) -> None:
+    """``close()`` on each of ``closables``, all of them; then the first error is raised."""
     error: BaseException | None = None
-    for condition in pattern_rich_conditions(pattern):
+    for closable in closables:
         try:
-            condition.close()
+            closable.close()
         except BaseException as exc:  # noqa: BLE001 - close the others first
             error = error or exc
     if error is not None:

@@ -20,7 +20,7 @@ from typing import Any, Final, TypeVar, Union
 import attrs
 
 from flowcep.pattern import Pattern, to_millis
-from flowcep.runtime.context import RuntimeContext
+from flowcep.runtime.context import RuntimeContext, close_all
 from flowcep.runtime.functions import extractor
 from flowcep.runtime.operator import CepOperator
 from flowcep.runtime.options import OperatorOptions
@@ -190,7 +190,7 @@ class MultiPatternOperator:
         hosted = list(self._hosted.values())
         self._context, opened = None, self._context
         if opened is not None:
-            self._close_all(hosted)
+            close_all(h.operator for h in hosted)
 
     def __enter__(self) -> MultiPatternOperator:
         self.open()
@@ -202,18 +202,7 @@ class MultiPatternOperator:
     def _closed(self, gone: list[_Hosted]) -> None:
         """``gone`` left the set: close them if the operator is open."""
         if self._context is not None:
-            self._close_all(gone)
-
-    @staticmethod
-    def _close_all(hosted: list[_Hosted]) -> None:
-        error: BaseException | None = None
-        for h in hosted:
-            try:
-                h.operator.close()
-            except BaseException as exc:  # noqa: BLE001 - close the others first
-                error = error or exc
-        if error is not None:
-            raise error
+            close_all(h.operator for h in gone)
 
     def add(self, name: str, pattern: Pattern, version: int = 1) -> None:
         """Host ``pattern`` as ``name`` at ``version``, from the current watermark on: it matches

@@ -13,7 +13,7 @@ from pyspark.sql import types as T
 from .matcher import Matcher
 from .values import SEQ_COLUMN as _SEQ
 from .values import TS_MS_COLUMN as _MS
-from .values import py_converter, quote
+from .values import py_converter, quote, read_columns
 
 _OUTPUT_CHUNK = 4096  # rows per Arrow batch written back to Spark
 
@@ -71,18 +71,12 @@ class BatchRunner:
         positions = self.key_positions
         single = positions[0] if len(positions) == 1 else None
         converters = self.converters
-        fix = any(c is not None for c in converters)
         out: list[Any] = []
         key: tuple[Any, ...] | None = None
         events: list[Any] = []
         started = False
         for batch in batches:
-            columns = [c.to_pylist() for c in batch.columns]
-            if fix:
-                columns = [
-                    col if c is None else [c(v) for v in col]
-                    for col, c in zip(columns, converters, strict=True)
-                ]
+            columns = read_columns(batch, converters)
             for values in zip(*columns, strict=True):
                 if single is not None:
                     k: tuple[Any, ...] = (values[single],)

@@ -20,6 +20,8 @@ import pickle
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from .values import read_columns
+
 #: Events of one bucket in one chunk, at most (a chunk is one binary cell).
 CHUNK_EVENTS = 4096
 #: Events the chunking step holds before it writes its chunks (bounds its memory).
@@ -42,7 +44,6 @@ def chunker(
     written whenever ``held_events`` events have been read and at the end. An item's converter
     (``values.py_converter``, as in batch) turns its ``to_pylist`` value into a ``Row``'s."""
     items = len(converters)
-    fixes = [(i, c) for i, c in enumerate(converters) if c is not None]
 
     def chunk(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa  # on the worker
@@ -52,9 +53,7 @@ def chunker(
         for batch in batches:
             if not batch.num_rows:
                 continue
-            columns = [batch.column(i).to_pylist() for i in range(items)]
-            for i, convert in fixes:
-                columns[i] = [convert(v) for v in columns[i]]
+            columns = read_columns(batch, converters)
             for bucket, event in zip(batch.column(items).to_pylist(), zip(*columns)):
                 events = held.get(bucket)
                 if events is None:

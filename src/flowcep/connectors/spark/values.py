@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import keyword
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from operator import itemgetter
 from typing import Any
@@ -121,6 +121,17 @@ def result_class(fields: tuple[str, ...]) -> type[Row]:
 def _event(fields: tuple[str, ...], values: tuple[Any, ...]) -> Row:
     """An event (a ``Row``) of ``fields`` from ``values`` (unpickling entry point)."""
     return tuple.__new__(event_class(fields), values)
+
+
+def read_columns(batch: Any, converters: Sequence[Callable[[Any], Any] | None]) -> list[list[Any]]:
+    """The first ``len(converters)`` columns of an Arrow batch as Python lists, one C call a
+    column (``to_pylist``), each value then through its column's converter (``py_converter``:
+    None leaves it as it is)."""
+    columns = [batch.column(i).to_pylist() for i in range(len(converters))]
+    for i, convert in enumerate(converters):
+        if convert is not None:
+            columns[i] = [convert(v) for v in columns[i]]
+    return columns
 
 
 def py_converter(dt: T.DataType) -> Callable[[Any], Any] | None:
