@@ -152,3 +152,12 @@ def test_an_event_hierarchy_in_a_batch_runs_on_the_nfa():
     assert batch_evaluator("auto", hierarchy, streaming=False, timeouts_out=False) == "nfa"
     with pytest.raises(ValueError, match="event hierarchy runs on the NFA"):
         batch_evaluator("tree", hierarchy, streaming=False, timeouts_out=False)
+
+
+def test_a_partial_match_limit_in_a_batch_runs_on_the_nfa():
+    from flowcep.runtime.bounded import batch_evaluator
+
+    assert batch_evaluator("auto", abc_any(), streaming=False, timeouts_out=False, limited=True) == "nfa"
+    assert batch_evaluator("auto", abc_any(), streaming=False, timeouts_out=False) == "auto"
+    with pytest.raises(ValueError, match="does not serve a partial-match limit"):
+        batch_evaluator("tree", abc_any(), streaming=False, timeouts_out=False, limited=True)

@@ -64,12 +64,15 @@ def nfa_only(
     return reason
 
 
-def batch_evaluator(evaluator: str, pattern: Pattern, *, streaming: bool, timeouts_out: bool) -> str:
+def batch_evaluator(
+    evaluator: str, pattern: Pattern, *, streaming: bool, timeouts_out: bool, limited: bool = False
+) -> str:
     """The evaluator of a run whose input is read whole (Spark batch, ``flowcep run --engine
     spark``): ``evaluator``, or ``"nfa"`` for ``"auto"`` when only the NFA serves the run, which
-    is when its output carries timeouts (``timeouts_out``) and the pattern has a window. Refuses
-    an unknown evaluator, a bounded one on a stream, and an explicit one the pattern or the
-    output rules out (``UnsupportedPattern``, ``ValueError``)."""
+    is when its output carries timeouts (``timeouts_out``) and the pattern has a window, or when
+    a partial-match limit applies (``limited``). Refuses an unknown evaluator, a bounded one on a
+    stream, and an explicit one the pattern or the output rules out (``UnsupportedPattern``,
+    ``ValueError``)."""
     if evaluator not in EVALUATORS:
         raise ValueError(f"evaluator must be one of {', '.join(map(repr, EVALUATORS))}, got {evaluator!r}")
     if evaluator == "nfa":
@@ -86,7 +89,9 @@ def batch_evaluator(evaluator: str, pattern: Pattern, *, streaming: bool, timeou
     _, window, windows = NFACompiler.compile_states(pattern)  # an illegal pattern fails here
     # only a pattern with a window times out
     timeouts = timeouts_out and (window > 0 or bool(windows))
-    if nfa_only(evaluator, timeout_handling=timeouts, processing_time=False, comparator=None):
+    if nfa_only(
+        evaluator, timeout_handling=timeouts, processing_time=False, comparator=None, limited=limited
+    ):
         return "nfa"
     if evaluator != "auto":
         compile_bounded(pattern)

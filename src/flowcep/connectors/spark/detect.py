@@ -97,13 +97,13 @@ def detect(
         raise ValueError("observe counts the default output's kinds: it does not go with select")
     levels = list(emit) if emit is not None else None
     mode = "default" if select is None else "select1" if select_arity(select) == 1 else "select3"
-    if limit is not None and evaluator not in ("nfa", "auto"):
-        raise ValueError(
-            f"partial-match limits work with the NFA: evaluator={evaluator!r} keeps no partial matches"
-        )
-    # (a limit's dropped partial matches come out: only the NFA has them)
-    evaluator = "nfa" if limit is not None else evaluator
-    evaluator = batch_evaluator(evaluator, pattern, streaming=df.isStreaming, timeouts_out=mode != "select1")
+    evaluator = batch_evaluator(
+        evaluator,
+        pattern,
+        streaming=df.isStreaming,
+        timeouts_out=mode != "select1",
+        limited=limit is not None,
+    )
     if select is None:
         gauges = observe is not None and df.isStreaming and not is_hierarchy(pattern)
         internal = LEVELS_INTERNAL_SCHEMA if is_hierarchy(pattern) else INTERNAL_SCHEMA
