@@ -24,7 +24,7 @@ from __future__ import annotations
 import heapq
 import warnings
 from bisect import bisect_left
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, ClassVar
 
 from flowcep.nfa import NFA, NFACompiler
@@ -256,6 +256,110 @@ class CepOperator:
         self._elements(events, None, out)
         if self._errors:
             self._raise_errors(out)
+        return out
+
+    def process_key_history(self, events: Sequence[Any], times: Sequence[int]) -> list[Output]:
+        """One key's whole input, in time order, then the end of input: what
+        ``process_element(event, time)`` for each and then ``flush()`` return, in the same order
+        (``process_key_elements`` to the final watermark, then ``flush``). For a batch
+        (``flowcep.connectors``)."""
+        out = self.process_key_elements(events, times, LONG_MAX)
+        out.extend(self.flush())
+        return out
+
+    def process_key_elements(
+        self, events: Sequence[Any], times: Sequence[int], watermark: int
+    ) -> list[Output]:
+        """Elements of one key, in time order, and that key's firing at ``watermark``; the
+        caller then calls ``process_watermark(watermark)`` for the other keys.
+
+        Together, for each key, the outputs and state of ``process_element(event, time)`` for
+        each element and then ``process_watermark(watermark)``, in the same order per key (keys'
+        outputs may interleave otherwise). The key's elements up to ``watermark`` go to the NFA
+        at once, with the calls its firing would make, instead of being buffered first; late
+        ones come out as late, later ones are buffered. The events must share one key and
+        ``times`` must not decrease (a ValueError names the first that does). With a comparator,
+        a partial-match limit, ``on_error="raise"``, in processing time, or when the key has
+        elements buffered, the elements are only buffered (``process_element``) and fire at
+        ``process_watermark``. An exception other than a condition's leaves the operator to be
+        reset or restored.
+        """
+        if (
+            self.processing_time
+            or self._sort_key is not None
+            or not self._fast
+            or self._resume
+            or self._raise
+            or self._limiter is not None
+            or watermark <= self._watermark
+            or not events
+        ):
+            return self._buffer_elements(events, times)
+        key_by = self._key_by
+        try:
+            key = None if key_by is None else key_by(events[0])
+            ks: KeyState | None = self._keys.get(key)
+        except Exception:  # the general path reports it as a bad record
+            return self._buffer_elements(events, times)
+        if ks is not None and ks.head is not EMPTY:
+            return self._buffer_elements(events, times)
+        out: list[Output] = []
+        current = self._watermark
+        starts_nothing = self._starts_nothing
+        nfa = self.nfa
+        feed = self._feed_event
+        state = None if ks is None else ks.state
+        last = last_fed = LONG_MIN
+        taken = 0
+        fed = False  # an element went to the NFA: the key fires at the watermark
+        for event, t in zip(events, times):
+            if t != last:
+                if type(t) is not int or not last < t <= LONG_MAX:
+                    raise ValueError(
+                        f"process_key_elements: times must be ascending event times in ms; "
+                        f"{t!r} follows {last!r} (element {event!r})"
+                    )
+                last = t
+                if t > watermark:  # these wait in the key's buffer
+                    break
+            taken += 1
+            if t <= current:  # (_elements' test)
+                self.late += 1
+                out.append(Output(LATE, key, event, t))
+                continue
+            if ks is None or state is None:
+                # _elements' rule: an inert element does not give a key without state any
+                if starts_nothing is not None and t <= current + 1 and starts_nothing(event):
+                    continue
+                ks = self._new_key(key)
+                state = ks.state
+            if not fed:
+                fed = True
+                ks.due = NOT_DUE  # off the schedule (a listing lapses, see Schedule): it fires below
+            if t != last_fed:
+                last_fed = t
+                # _fire_time's own test before its call (a new time first times out what it ends)
+                deadline = ks.deadline
+                if deadline is UNKNOWN:
+                    deadline = ks.deadline = nfa.next_deadline(state)
+                if (deadline is not None and deadline <= t) or state.completed_matches.queue:
+                    self._advance(ks, t, out)
+            feed(ks, event, t, out)
+        self.events_in += taken
+        if taken and times[taken - 1] > self._max_timestamp:
+            self._max_timestamp = times[taken - 1]
+        if taken < len(events):
+            out.extend(self._buffer_elements(events[taken:], times[taken:]))
+        if fed:
+            assert ks is not None
+            ks.due = NOT_DUE
+            self._fire_key(ks, watermark, out)
+        return out
+
+    def _buffer_elements(self, events: Sequence[Any], times: Sequence[int]) -> list[Output]:
+        out: list[Output] = []
+        for event, t in zip(events, times):
+            out.extend(self.process_element(event, t))
         return out
 
     def process_watermark(self, timestamp: int) -> list[Output]:
