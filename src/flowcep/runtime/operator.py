@@ -471,7 +471,14 @@ class CepOperator:
             self._clock.last,
             self._next_seq,
             self._resume,
-            (self.events_in, self.late, self.matches, self.timeouts, self.bad_records),
+            (
+                self.events_in,
+                self.late,
+                self.matches,
+                self.timeouts,
+                self.bad_records,
+                0 if self._limiter is None else self._limiter.dropped,
+            ),
             keys,
             None if pathless is None else pathless.events_count,
             [(ks.key, list(ks.timers)) for ks in self._idle.values()],
@@ -503,7 +510,9 @@ class CepOperator:
         self._clock.last = record.last_now
         self._next_seq = record.next_seq
         self._resume = record.resume
-        self.events_in, self.late, self.matches, self.timeouts, self.bad_records = record.counters
+        self.events_in, self.late, self.matches, self.timeouts, self.bad_records, dropped = record.counters
+        if self._limiter is not None:  # (an operator without a limit drops nothing, and counts none)
+            self._limiter.dropped = dropped
         scheduled = not self.processing_time or self._sort_key is not None
         for k in record.keys:
             ks = KeyState(k.key, k.seq, k.state, k.buffer if pathless is None else pathless)
