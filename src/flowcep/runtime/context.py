@@ -73,7 +73,12 @@ class RuntimeContext:
 
 def open_operator(pattern: Pattern[Any], context: Any) -> None:
     """``open(context)`` on each rich condition of ``pattern``, after giving it the context."""
-    for condition in pattern_rich_conditions(pattern):
+    open_conditions(pattern_rich_conditions(pattern), context)
+
+
+def open_conditions(conditions: Iterable[Any], context: Any) -> None:
+    """``open(context)`` on each of ``conditions`` (rich conditions), after giving it the context."""
+    for condition in conditions:
         condition.set_runtime_context(context)
         condition.open(context)
 
