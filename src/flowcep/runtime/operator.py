@@ -131,6 +131,7 @@ class CepOperator:
         "_window_timer",
         "_idle",
         "_limiter",
+        "current_key",
     )
 
     def __init__(
@@ -219,6 +220,9 @@ class CepOperator:
         self.matches = 0
         self.timeouts = 0
         self.bad_records = 0
+        # the key whose element the NFA runs (its conditions read it: RuntimeContext), or whose
+        # result the pull API hands to its function
+        self.current_key: Any = None
         # None without a limit: the per-element path then checks nothing (flowcep.runtime.limits)
         limit = self.options.partial_match_limit
         self._limiter: Limiter | None = (
@@ -403,7 +407,7 @@ class CepOperator:
         close_operator(self.pattern)
 
     def __enter__(self) -> CepOperator:
-        self.open(RuntimeContext(self.stats))
+        self.open(RuntimeContext(self.stats, keyed=self))
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -863,6 +867,7 @@ class CepOperator:
             ks.head_ts = ts
             taken = True  # (consumed, also if processing it raises: see _feed)
             # _feed_event written out (the call is a fifth of this path's own cost)
+            self.current_key = ks.key
             try:
                 matches = self.nfa.process(ks.buffer, state, head, t)
             except ConditionError as exc:
@@ -1116,6 +1121,7 @@ class CepOperator:
     def _feed_event(self, ks: KeyState, event: Any, timestamp: int, out: list[Output]) -> None:
         """Process one element (see ``_feed``): its matches, its window timer, its bad record."""
         state = ks.state
+        self.current_key = ks.key
         try:
             matches = self.nfa.process(ks.buffer, state, event, timestamp)
         except ConditionError as exc:
