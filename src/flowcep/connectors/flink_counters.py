@@ -21,12 +21,14 @@ except ImportError:  # pragma: no cover - PyFlink depends on Beam; a stand-in gr
 
 
 class FlinkCounters:
-    """Counters by name in a PyFlink metric group; ``inc(name, n)`` counts from records and timers."""
+    """Counters by name in a PyFlink metric group; ``inc(name, n)`` counts from records and timers.
+
+    ``group`` None (PyFlink's with ``python.metric.enabled: false``): nothing is counted."""
 
     __slots__ = ("_counters", "_beam_names", "container", "_pending")
 
     def __init__(self, group: Any, names: Iterable[str]) -> None:
-        self._counters = {name: group.counter(name) for name in names}
+        self._counters = {} if group is None else {name: group.counter(name) for name in names}
         # the Beam metric name behind each PyFlink counter; None for a counter that is not Beam's
         # (a stand-in metric group), which is simply incremented
         self._beam_names = {
@@ -50,12 +52,15 @@ class FlinkCounters:
             self._pending.clear()
 
     def inc(self, name: str, n: int = 1) -> None:
+        counter = self._counters.get(name)
+        if counter is None:  # no metric group
+            return
         beam_name = self._beam_names[name]
         if beam_name is None or MetricsEnvironment is None:
-            self._counters[name].inc(n)
+            counter.inc(n)
             return
         if MetricsEnvironment.current_container() is not None:  # a record: Beam's own path
-            self._counters[name].inc(n)
+            counter.inc(n)
         elif self.container is not None:  # a timer: the operation's container, directly
             self.container.get_counter(beam_name).inc(n)
         else:  # a timer before this subtask's first record (after a restore)

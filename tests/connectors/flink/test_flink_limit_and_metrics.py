@@ -59,6 +59,18 @@ def test_the_function_registers_its_counters_in_flinks_metric_group() -> None:
     }
 
 
+def test_without_a_metric_group_the_function_counts_nothing_and_runs() -> None:
+    # PyFlink gives no metric group with python.metric.enabled false
+    flink = FakeFlink(function(ab(10), partial_match_limit=PartialMatchLimit(per_key=1)), metrics=False)
+    for t in (1, 2):
+        flink.element("k", ("k", "a", t), t)
+    flink.element("k", ("k", "b", 3), 3)
+    flink.watermark(100)
+    assert [m[3] for m in flink.main()] == [{"a": [2], "b": [3]}]
+    assert [d.start_timestamp for d in flink.side("dropped-partial-matches")] == [1]
+    assert flink.counters == {}
+
+
 def test_a_flink_job_drops_what_the_embedded_runtime_drops() -> None:
     from flink_support import collect, event_source, make_env
     from pyflink.common import Types, WatermarkStrategy
