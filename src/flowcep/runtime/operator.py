@@ -131,6 +131,7 @@ class CepOperator:
         "_window_timer",
         "_idle",
         "_limiter",
+        "current_key",
     )
 
     def __init__(
@@ -219,6 +220,9 @@ class CepOperator:
         self.matches = 0
         self.timeouts = 0
         self.bad_records = 0
+        # the key whose element the NFA runs (its conditions read it: RuntimeContext), or whose
+        # result the pull API hands to its function
+        self.current_key: Any = None
         # None without a limit: the per-element path then checks nothing (flowcep.runtime.limits)
         limit = self.options.partial_match_limit
         self._limiter: Limiter | None = (
@@ -507,7 +511,7 @@ class CepOperator:
         close_operator(self.pattern)
 
     def __enter__(self) -> CepOperator:
-        self.open(RuntimeContext(self.stats))
+        self.open(RuntimeContext(self.stats, keyed=self))
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -575,7 +579,14 @@ class CepOperator:
             self._clock.last,
             self._next_seq,
             self._resume,
-            (self.events_in, self.late, self.matches, self.timeouts, self.bad_records),
+            (
+                self.events_in,
+                self.late,
+                self.matches,
+                self.timeouts,
+                self.bad_records,
+                0 if self._limiter is None else self._limiter.dropped,
+            ),
             keys,
             None if pathless is None else pathless.events_count,
             [(ks.key, list(ks.timers)) for ks in self._idle.values()],
@@ -607,7 +618,9 @@ class CepOperator:
         self._clock.last = record.last_now
         self._next_seq = record.next_seq
         self._resume = record.resume
-        self.events_in, self.late, self.matches, self.timeouts, self.bad_records = record.counters
+        self.events_in, self.late, self.matches, self.timeouts, self.bad_records, dropped = record.counters
+        if self._limiter is not None:  # (an operator without a limit drops nothing, and counts none)
+            self._limiter.dropped = dropped
         scheduled = not self.processing_time or self._sort_key is not None
         for k in record.keys:
             ks = KeyState(k.key, k.seq, k.state, k.buffer if pathless is None else pathless)
@@ -958,6 +971,7 @@ class CepOperator:
             ks.head_ts = ts
             taken = True  # (consumed, also if processing it raises: see _feed)
             # _feed_event written out (the call is a fifth of this path's own cost)
+            self.current_key = ks.key
             try:
                 matches = self.nfa.process(ks.buffer, state, head, t)
             except ConditionError as exc:
@@ -1211,6 +1225,7 @@ class CepOperator:
     def _feed_event(self, ks: KeyState, event: Any, timestamp: int, out: list[Output]) -> None:
         """Process one element (see ``_feed``): its matches, its window timer, its bad record."""
         state = ks.state
+        self.current_key = ks.key
         try:
             matches = self.nfa.process(ks.buffer, state, event, timestamp)
         except ConditionError as exc:
