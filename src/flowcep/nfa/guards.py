@@ -31,10 +31,10 @@ class RunGuard(IterativeCondition):
 
 
 class GuardContext(ConditionContext):
-    """A run's context for guards: ``consulted`` tells the NFA that a guard read the run, so
-    that the decision is this run's alone."""
+    """A run's context for guards: ``run``, the run being decided; ``consulted``, set by a
+    guard that read it, tells the NFA that the decision is this run's alone."""
 
-    __slots__ = ("consulted",)
+    __slots__ = ("consulted", "run")
 
     def __init__(self, buffer: SharedBuffer, run: ComputationState, timestamp: int) -> None:
         # ConditionContext's fields set here, not by its __init__: one call less per run
@@ -43,10 +43,7 @@ class GuardContext(ConditionContext):
         self._timestamp = timestamp
         self._matched = None
         self.consulted = False
-
-    @property
-    def run(self) -> ComputationState:
-        return self._run
+        self.run = run  # (a field, not a property: read once per guard call)
 
 
 def guards_only(states: dict[str, CompiledState], name: str) -> bool:
