@@ -103,3 +103,19 @@ def test_a_restored_run_checks_precedence_from_its_partial_match() -> None:
     second.restore(first.snapshot())
     out += second.process_elements(events[3:]) + second.flush()
     assert spans(out) == [(1, 7)]
+
+
+def escalated() -> Pattern:
+    """An incident, then a page, within 10: the level starts with a complex step, so the page's
+    check counts the nested window from the incident's start."""
+    return Pattern.begin("i").where(of_type("incident")).followed_by("page").where(is_("page")).within(10)
+
+
+def test_a_step_after_a_complex_first_step_ends_within_the_window_from_its_start() -> None:
+    h = Hierarchy().define("incident", pair("open", "close")).define("escalated", escalated())
+    assert spans(run(h, [ev(2, "open"), ev(5, "close"), ev(11, "page")])) == [(2, 11)]
+
+
+def test_a_step_after_a_complex_first_step_that_ends_a_window_after_its_start_is_refused() -> None:
+    h = Hierarchy().define("incident", pair("open", "close")).define("escalated", escalated())
+    assert spans(run(h, [ev(2, "open"), ev(5, "close"), ev(12, "page")])) == []

@@ -92,9 +92,9 @@ class Nested(RunGuard):
     A run guard (``flowcep.nfa.guards``): the NFA shares a decision that did not reach this
     check among a state's runs. ``in_order``: the pattern has no group, so a run takes its
     events step after step and the event it took last is the last of the latest step that has
-    events; the check then reads that event off the run (``run.match``'s last link) when the run
-    carries its match as a chain and there is no window to check, instead of building the
-    partial match."""
+    events, and the event it took first is the first of the first step that has events; the
+    check then reads those off the run's match chain (``run.match``: its last link, and its first
+    when the chain starts empty) instead of building the partial match."""
 
     __slots__ = ("last", "first", "window", "interval", "in_order")
 
@@ -116,13 +116,23 @@ class Nested(RunGuard):
         interval = self.interval
         if ctx.__class__ is GuardContext:
             ctx.consulted = True
-            if self.in_order and self.window is None:
-                match = ctx.run.match
-                if type(match) is tuple:  # (parent, page, the event taken last)
-                    last = match[2]
-                    # (the two intervals read in line: this is the hot path of a box step)
-                    last_end = last.end if type(last) is ComplexEvent else interval(last)[1]
-                    return last_end < (value.start if type(value) is ComplexEvent else interval(value)[0])
+            match = ctx.run.match
+            if self.in_order and type(match) is tuple:  # (parent, page, the event taken last)
+                last = match[2]
+                # (the intervals read in line: this is the hot path of a box step)
+                last_end = last.end if type(last) is ComplexEvent else interval(last)[1]
+                if last_end >= (value.start if type(value) is ComplexEvent else interval(value)[0]):
+                    return False
+                window = self.window
+                if window is None:
+                    return True
+                # the event taken first: the chain's first link, if the chain starts empty
+                first, parent = last, match[0]
+                while type(parent) is tuple:
+                    first, parent = parent[2], parent[0]
+                if not parent:
+                    end = value.end if type(value) is ComplexEvent else interval(value)[1]
+                    return end - interval(first)[0] < window
         start, end = interval(value)
         get = ctx.get_events_for_pattern
         for name in self.last:
