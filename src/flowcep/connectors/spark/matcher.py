@@ -195,22 +195,26 @@ class Matcher:
     # -- a task's lifecycle: the pattern's rich conditions, opened once per Spark task
 
     def open_task(self) -> None:
-        """Open the pattern's ``RichIterativeCondition``s for this task, with a ``RuntimeContext``
-        naming the task's partition (an event hierarchy's operator opens nothing)."""
+        """Open the pattern's ``RichIterativeCondition``s (every level's, for an event hierarchy)
+        for this task, with a ``RuntimeContext`` naming the task's partition and giving the key
+        of the element a condition runs on (``get_current_key()``, where the operator tracks it)."""
         from pyspark import TaskContext
 
         from flowcep.runtime import RuntimeContext
 
-        if self.levels:
-            return
         op = self.operator()
         task = TaskContext.get()
         index = task.partitionId() if task is not None else 0
-        op.open(RuntimeContext(op.stats, task_name=f"flowcep (Spark partition {index})", subtask_index=index))
+        keyed = op if hasattr(op, "current_key") else None
+        op.open(
+            RuntimeContext(
+                op.stats, keyed=keyed, task_name=f"flowcep (Spark partition {index})", subtask_index=index
+            )
+        )
 
     def close_task(self) -> None:
         """Close what ``open_task`` opened."""
-        if self._op is not None and not self.levels:
+        if self._op is not None:
             self._op.close()
 
     # -- batch: one key's events, sorted by time; then the end of input
