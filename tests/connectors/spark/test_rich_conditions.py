@@ -66,7 +66,9 @@ class TypeBOfTheCurrentKey(RichIterativeCondition):
 
 def test_a_rich_conditions_context_gives_the_key_of_the_row_it_runs_on(spark: Any) -> None:
     def pattern(b_condition: Any) -> Pattern:
-        return Pattern.begin("a").where(lambda e: e.type == "a").followed_by("b").where(b_condition).within(20)
+        return (
+            Pattern.begin("a").where(lambda e: e.type == "a").followed_by("b").where(b_condition).within(20)
+        )
 
     df = spark.createDataFrame(events(300, users=6), SCHEMA)
     keyed = detect(df, pattern(TypeBOfTheCurrentKey()), key="user", timestamp="ms").collect()
