@@ -6,6 +6,10 @@ run through the pure-Python ``CepOperator`` in this process, side by side.
 
     python benchmarks/bench_spark.py [--events 300000] [--keys 1000 100000] [--master local[2]]
 
+The streaming input is written as ``--files`` time slices, each of ``--splits`` parquet files
+with the keys split among them (a topic with a partition per core; one file is read by one task
+on one core), one slice per micro-batch.
+
 "streaming no-op" runs the streaming query's input, buckets and state calls through a processor
 that matches nothing: Spark's own share of the streaming time. Prints a table, then one JSON
 line. Times include Spark's job (and query) start-up, as a user running one job would see them;
@@ -123,7 +127,14 @@ def floor_stream(stream: Any, buckets: int) -> Any:
 
 
 def bench_stream(
-    spark: Any, n: int, keys: int, files: int, workdir: Path, floor: bool = False, buckets: int = 1024
+    spark: Any,
+    n: int,
+    keys: int,
+    files: int,
+    workdir: Path,
+    floor: bool = False,
+    buckets: int = 1024,
+    splits: int = 1,
 ) -> tuple[float, int]:
     from pyspark.sql import functions as F
 
@@ -140,13 +151,16 @@ def bench_stream(
             (F.col("ts") >= i * slice_ms) & ((F.col("ts") < (i + 1) * slice_ms) | F.lit(i == files - 1))
         )
         tmp = workdir / f"tmp-{name}-{i}"
-        part.coalesce(1).write.parquet(str(tmp))
-        (data,) = tmp.glob("part-*.parquet")
-        target = src / f"slice-{i:04d}.parquet"
-        data.rename(target)
-        os.utime(target, (1_000_000_000 + i, 1_000_000_000 + i))  # the file source orders by mtime
+        if splits == 1:
+            part.coalesce(1).write.parquet(str(tmp))
+        else:  # the keys split over files, like a topic with a partition per core
+            part.repartition(splits, "key").sortWithinPartitions("ts", "id").write.parquet(str(tmp))
+        for j, data in enumerate(sorted(tmp.glob("part-*.parquet"))):
+            target = src / f"slice-{i:04d}-{j}.parquet"
+            data.rename(target)
+            os.utime(target, (1_000_000_000 + i, 1_000_000_000 + i))  # the file source orders by mtime
     sink = workdir / f"sink-{name}"
-    stream = spark.readStream.schema(df.schema).option("maxFilesPerTrigger", 1).parquet(str(src))
+    stream = spark.readStream.schema(df.schema).option("maxFilesPerTrigger", splits).parquet(str(src))
     if floor:
         out = floor_stream(stream, buckets)
     else:
@@ -203,6 +217,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=300_000)
     parser.add_argument("--keys", type=int, nargs="+", default=[1_000, 100_000])
     parser.add_argument("--files", type=int, default=5, help="micro-batches of the streaming run")
+    parser.add_argument(
+        "--splits",
+        type=int,
+        default=2,
+        help="files per micro-batch, the keys split among them like a topic's partitions (1: one file, "
+        "which Spark reads as one task on one core)",
+    )
     parser.add_argument("--master", default="local[2]")
     parser.add_argument(
         "--buckets", type=int, default=None, help="detect(buckets=...); default: the connector's"
@@ -249,7 +270,13 @@ def main(argv: list[str] | None = None) -> int:
                     (
                         "spark streaming",
                         lambda k=keys: bench_stream(
-                            spark, args.events, k, args.files, workdir, buckets=args.buckets
+                            spark,
+                            args.events,
+                            k,
+                            args.files,
+                            workdir,
+                            buckets=args.buckets,
+                            splits=args.splits,
                         ),
                     )
                 )
@@ -258,7 +285,14 @@ def main(argv: list[str] | None = None) -> int:
                     (
                         "streaming no-op",
                         lambda k=keys: bench_stream(
-                            spark, args.events, k, args.files, workdir, floor=True, buckets=args.buckets
+                            spark,
+                            args.events,
+                            k,
+                            args.files,
+                            workdir,
+                            floor=True,
+                            buckets=args.buckets,
+                            splits=args.splits,
                         ),
                     )
                 )
