@@ -46,6 +46,40 @@ def w1_pattern() -> Pattern:
 
 NAMES = "abcd"
 
+#: CPU seconds used by Spark's JVM and by its Python workers during the last timed section
+LAST_CPU: dict[str, float] = {}
+
+
+def cpu_seconds() -> dict[str, float]:
+    """CPU seconds (user + system) so far of this machine's Spark JVMs and PySpark Python workers
+    (Linux ``/proc``; empty elsewhere)."""
+    totals = {"jvm": 0.0, "python workers": 0.0}
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+        tick = os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ")
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        used = (int(fields[11]) + int(fields[12])) / tick
+        if b"java" in cmd and b"pyspark" in cmd:
+            totals["jvm"] += used
+        elif b"pyspark.daemon" in cmd or b"pyspark.worker" in cmd:
+            totals["python workers"] += used
+    return totals
+
+
+def _timed_cpu(before: dict[str, float]) -> None:
+    after = cpu_seconds()
+    LAST_CPU.clear()
+    LAST_CPU.update({k: round(after[k] - before.get(k, 0.0), 1) for k in after})
+
 
 def name_of(i: int) -> str:
     """The event name of event ``i``: a multiplicative hash, computed alike in Python and Spark."""
@@ -71,10 +105,12 @@ def bench_batch(spark: Any, n: int, keys: int) -> tuple[float, int]:
 
     df = spark_events(spark, n, keys).cache()
     df.count()
+    cpu = cpu_seconds()
     started = time.perf_counter()
     out = detect(df, w1_pattern(), key="key", timestamp="ts")
     matches = out.where("kind = 'match'").count()
     elapsed = time.perf_counter() - started
+    _timed_cpu(cpu)
     df.unpersist()
     return elapsed, matches
 
@@ -166,6 +202,7 @@ def bench_stream(
     else:
         out = detect(stream, w1_pattern(), key="key", timestamp="ts", buckets=buckets).where("kind = 'match'")
     started = time.perf_counter()
+    cpu = cpu_seconds()
     q = (
         out.writeStream.format("parquet")
         .option("path", str(sink))
@@ -175,6 +212,7 @@ def bench_stream(
     )
     q.awaitTermination()
     elapsed = time.perf_counter() - started
+    _timed_cpu(cpu)
     for p in q.recentProgress:
         d = p["durationMs"]
         state = p["stateOperators"][0] if p["stateOperators"] else {}
@@ -201,6 +239,7 @@ def bench_pure(n: int, keys: int) -> tuple[float, int]:
     Ev = collections.namedtuple("Ev", "id key name ts")
     events = [Ev(i, f"k{i % keys}", name_of(i), i // keys) for i in range(n)]
     op = CepOperator(w1_pattern(), key_by=lambda e: e.key, timestamp=lambda e: e.ts)
+    LAST_CPU.clear()
     started = time.perf_counter()
     matches = 0
     for e in events:
@@ -308,20 +347,27 @@ def main(argv: list[str] | None = None) -> int:
                         "seconds": round(elapsed, 3),
                         "events_per_s": round(args.events / elapsed),
                         "matches": matches,
+                        "cpu_seconds": dict(LAST_CPU),
                     }
                 )
                 print(
-                    f"  {mode:<16} {keys:>7} keys  {args.events / elapsed:>10,.0f} events/s", file=sys.stderr
+                    f"  {mode:<16} {keys:>7} keys  {args.events / elapsed:>10,.0f} events/s"
+                    + "".join(f"; {k} {v} CPU s" for k, v in LAST_CPU.items()),
+                    file=sys.stderr,
                 )
     finally:
         spark.stop()
         shutil.rmtree(workdir, ignore_errors=True)
 
-    print(f"\n{'mode':<16} {'keys':>8} {'events':>9} {'seconds':>8} {'events/s':>10} {'matches':>8}")
+    print(
+        f"\n{'mode':<16} {'keys':>8} {'events':>9} {'seconds':>8} {'events/s':>10} {'matches':>8}"
+        f" {'JVM CPU s':>10} {'Python CPU s':>13}"
+    )
     for r in results:
+        cpu = r["cpu_seconds"]
         print(
             f"{r['mode']:<16} {r['keys']:>8} {r['events']:>9} {r['seconds']:>8.2f} "
-            f"{r['events_per_s']:>10,} {r['matches']:>8}"
+            f"{r['events_per_s']:>10,} {r['matches']:>8} {cpu.get('jvm', '-'):>10} {cpu.get('python workers', '-'):>13}"
         )
     print(json.dumps({"benchmark": "spark", "master": args.master, "results": results}))
     return 0
