@@ -28,6 +28,7 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import Any, ClassVar
 
 from flowcep.nfa import NFA, NFACompiler
+from flowcep.nfa.stepgen import compile_step
 from flowcep.pattern import ConditionError, Pattern, to_millis
 from flowcep.runtime.context import RuntimeContext, close_operator, open_operator
 from flowcep.runtime.functions import extractor
@@ -96,6 +97,8 @@ class CepOperator:
     """
 
     FAST_PATHS: ClassVar[bool] = True  # False in ReferenceOperator
+    # the pattern's generated step (flowcep.nfa.stepgen) instead of NFA.process, where it has one
+    GENERATED_STEP: ClassVar[bool] = True
 
     # slots: every attribute read is specialised, however many there are (an instance dict's
     # shared keys stop at 30 in CPython 3.11, and past them attribute reads slow down)
@@ -131,6 +134,7 @@ class CepOperator:
         "_window_timer",
         "_idle",
         "_limiter",
+        "_step",
     )
 
     def __init__(
@@ -192,6 +196,16 @@ class CepOperator:
             self.nfa.window_time if self.nfa.window_time > 0 and not self.processing_time else 0
         )
         self._reset()
+        self._step = self._choose_step()
+
+    def _choose_step(self) -> Callable[..., list[Any]]:
+        """``NFA.process``, or the pattern's generated step where the fast paths are on, keys keep
+        no paths and no partial-match limit counts (the fused step's rule, see ``_elements``)."""
+        if self._fast and self.GENERATED_STEP and self._pathless is not None and self._limiter is None:
+            step = compile_step(self.nfa)
+            if step is not None:
+                return step
+        return self.nfa.process
 
     def _reset(self) -> None:
         self._keys: dict[Any, KeyState] = {}
@@ -855,7 +869,7 @@ class CepOperator:
             taken = True  # (consumed, also if processing it raises: see _feed)
             # _feed_event written out (the call is a fifth of this path's own cost)
             try:
-                matches = self.nfa.process(ks.buffer, state, head, t)
+                matches = self._step(ks.buffer, state, head, t)
             except ConditionError as exc:
                 self._condition_failed(ks, head, t, exc, out)
                 matches = None  # (the runs are unchanged, no start run took the element)
@@ -1108,7 +1122,7 @@ class CepOperator:
         """Process one element (see ``_feed``): its matches, its window timer, its bad record."""
         state = ks.state
         try:
-            matches = self.nfa.process(ks.buffer, state, event, timestamp)
+            matches = self._step(ks.buffer, state, event, timestamp)
         except ConditionError as exc:
             self._condition_failed(ks, event, timestamp, exc, out)
             return
