@@ -142,9 +142,13 @@ def plan_lines(
             if not registered:
                 if inline:
                     assert not keeps_paths, "a generated step keeps no paths"
+                    # PathlessBuffer.next_event_id written out
                     lines += [
                         "if eid is None:",
-                        "    eid = buffer.next_event_id(timestamp)",
+                        "    counts = buffer.events_count",
+                        "    seq = counts.get(timestamp, 0)",
+                        "    counts[timestamp] = seq + 1",
+                        "    eid = (timestamp, seq)",
                         "event_id = eid",
                     ]
                 else:
@@ -212,7 +216,7 @@ def plan_lines(
     stops = any(kind is STOP for _, kind in made)
     for var, kind in made:
         if kind is FINAL:
-            lines.append(f"potential.add({var})")
+            lines += _add_to_queue("potential", var, False) if inline else [f"potential.add({var})"]
         elif kind is STOP and keeps_paths:
             lines.append(f"buffer.release_node({var}.previous_entry, {var}.version)")
     for var, kind in made:
