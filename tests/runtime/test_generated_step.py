@@ -5,6 +5,7 @@ and snapshot bytes through an operator with the generated step, one with the int
 
 from __future__ import annotations
 
+import sys
 import traceback
 from typing import Any
 
@@ -24,6 +25,14 @@ from runtime.test_fast_paths import _same
 from runtime.test_fused_step import BAD_PRICE, _raising
 
 
+class GeneratedOperator(CepOperator):
+    """``CepOperator`` with the generated step wherever the pattern has one (also on PyPy, where
+    ``CepOperator`` keeps the interpreted step)."""
+
+    __slots__ = ()
+    GENERATED_STEP = True
+
+
 class InterpretedOperator(CepOperator):
     """``CepOperator`` with ``NFA.process`` for every pattern."""
 
@@ -40,7 +49,7 @@ def _operators(pattern: Pattern, out_of_orderness: int, keys: int) -> list[CepOp
             out_of_orderness=out_of_orderness,
             on_error="side_output",
         )
-        for make in (CepOperator, InterpretedOperator, ReferenceOperator)
+        for make in (GeneratedOperator, InterpretedOperator, ReferenceOperator)
     ]
 
 
@@ -124,8 +133,12 @@ def _abc(skip: AfterMatchSkipStrategy | None = None) -> Pattern:
     )
 
 
+def test_cpython_operators_take_the_generated_step_pypy_ones_the_interpreted_one() -> None:
+    assert _generated(CepOperator(_abc(), timestamp=lambda e: e.ts)) == (sys.implementation.name == "cpython")
+
+
 def test_a_pattern_of_simple_conditions_gets_a_generated_step() -> None:
-    op = CepOperator(_abc(), timestamp=lambda e: e.ts)
+    op = GeneratedOperator(_abc(), timestamp=lambda e: e.ts)
     assert _generated(op)
     outputs = [*op.process_elements(events("a1 x2 b3 c4")), *op.flush()]
     assert outputs == [Output("match", None, {"a": events("a1"), "b": events("b3"), "c": events("c4")}, 4)]
@@ -136,17 +149,19 @@ def test_an_iterative_condition_keeps_the_interpreted_step() -> None:
     nfa = NFACompiler.compile(pattern, timeout_handling=True)
     assert refusal(nfa) == "state 'b' decides per run or by searching"
     assert compile_step(nfa) is None
-    assert not _generated(CepOperator(pattern, timestamp=lambda e: e.ts))
+    assert not _generated(GeneratedOperator(pattern, timestamp=lambda e: e.ts))
 
 
 def test_a_skip_strategy_that_prunes_by_paths_keeps_the_interpreted_step() -> None:
     nfa = NFACompiler.compile(_abc(AfterMatchSkipStrategy.skip_to_next()), timeout_handling=True)
     assert refusal(nfa) == "its skip strategy prunes by the paths of matches"
-    assert not _generated(CepOperator(_abc(AfterMatchSkipStrategy.skip_to_next()), timestamp=lambda e: e.ts))
+    assert not _generated(
+        GeneratedOperator(_abc(AfterMatchSkipStrategy.skip_to_next()), timestamp=lambda e: e.ts)
+    )
 
 
 def test_a_partial_match_limit_keeps_the_interpreted_step() -> None:
-    op = CepOperator(_abc(), timestamp=lambda e: e.ts, partial_match_limit=PartialMatchLimit(per_key=5))
+    op = GeneratedOperator(_abc(), timestamp=lambda e: e.ts, partial_match_limit=PartialMatchLimit(per_key=5))
     assert not _generated(op)
 
 
@@ -161,7 +176,7 @@ def test_a_traceback_through_the_generated_step_shows_its_lines() -> None:
         return bool(e.name == "b")
 
     pattern = Pattern.begin("a").where(named("a")).followed_by("b").where(b_or_stop)
-    op = CepOperator(pattern, timestamp=lambda e: e.ts)
+    op = GeneratedOperator(pattern, timestamp=lambda e: e.ts)
     assert _generated(op)
     with pytest.raises(Stop) as info:
         op.process_elements(events("a1 x2 x3"))

@@ -22,6 +22,7 @@ check called where it is defined, and property tests hold the written-out copies
 from __future__ import annotations
 
 import heapq
+import sys
 import warnings
 from bisect import bisect_left
 from collections.abc import Callable, Hashable, Iterable
@@ -97,8 +98,9 @@ class CepOperator:
     """
 
     FAST_PATHS: ClassVar[bool] = True  # False in ReferenceOperator
-    # the pattern's generated step (flowcep.nfa.stepgen) instead of NFA.process, where it has one
-    GENERATED_STEP: ClassVar[bool] = True
+    # the pattern's generated step (flowcep.nfa.stepgen) instead of NFA.process, where it has one;
+    # on CPython only: PyPy's JIT runs the interpreted step faster (docs/runtime.md §8)
+    GENERATED_STEP: ClassVar[bool] = sys.implementation.name == "cpython"
 
     # slots: every attribute read is specialised, however many there are (an instance dict's
     # shared keys stop at 30 in CPython 3.11, and past them attribute reads slow down)
