@@ -66,21 +66,6 @@ def decision_table(
     return table
 
 
-def unrolled_decision(
-    states: dict[str, CompiledState], state: CompiledState, prefix: str, leaf: str
-) -> tuple[list[str], list[Any], list[str], list[Decision]] | None:
-    """``decision_table``'s search for ``state`` (a decision that reads no partial match) as
-    lines to inline: condition k is called ``{prefix}f{k}`` and sets ``i = k`` first, a branch
-    ends in ``leaf.format(n)`` for decision n. Returns the lines (indented for depth 2), the
-    evaluators, their pages and the decisions; None: decide by searching."""
-    unrolled = _Unrolled(states, state, False, prefix, leaf)
-    try:
-        unrolled.search(2, (), state, 0, (), {})
-    except _TooBig:
-        return None
-    return unrolled.lines, unrolled.evaluators, unrolled.pages, unrolled.decisions
-
-
 def reaches_iterative(states: dict[str, CompiledState], name: str) -> bool:
     """Whether deciding for a run in state ``name`` can call an iterative condition: on any
     edge of a state the decision graph reaches through PROCEED edges, or on a PROCEED edge of
@@ -340,3 +325,18 @@ def _learn(cond: Any, value: bool, known: dict[int, bool]) -> dict[int, bool]:
     if isinstance(cond, And) and value:
         return _learn(cond.right, True, _learn(cond.left, True, known))
     return known
+
+
+def unrolled_decision(
+    states: dict[str, CompiledState], state: CompiledState, prefix: str, leaf: str
+) -> tuple[list[str], list[Any], list[str], list[Decision]] | None:
+    """``decision_table``'s search for ``state`` (a decision that reads no partial match) as
+    lines to inline: condition k is called ``{prefix}f{k}`` and sets ``i = k`` first, a branch
+    ends in ``leaf.format(n)`` for decision n. Returns the lines (indented for depth 2), the
+    evaluators, their pages and the decisions; None: decide by searching."""
+    unrolled = _Unrolled(states, state, False, prefix, leaf)
+    try:
+        unrolled.search(2, (), state, 0, (), {})
+    except _TooBig:
+        return None
+    return unrolled.lines, unrolled.evaluators, unrolled.pages, unrolled.decisions
