@@ -14,13 +14,13 @@ The step, for a pattern with states ``s0 .. sn`` (the start state last)::
     def process(buffer, state, event, timestamp, skip_strategy=None):
         runs = state.queue
         d0 = d1 = ... = None  # each state's decision for this event, once asked
-        for run in it:  # phase 1: decisions up to the first that changes a run
-            <the run's state's decision: its condition search, inline>
-            if not d.unchanged: break
-            first += 1
+        x0 = x1 = ... = False  # whether it changes the state's runs
+        it = enumerate(runs)
+        for first, run in it:  # phase 1: decisions up to the first that changes a run
+            <the run's state's decision: its condition search, inline; break if it changes>
         else:
             return []  # (most events change nothing)
-        for run in it:  # phase 1, on: every condition before any change
+        for _, run in it:  # phase 1, on: every condition before any change
             <the run's state's decision>
         rest = runs[first:]  # phase 2: apply
         del runs[first:]
@@ -49,6 +49,7 @@ Step = Callable[..., list[Any]]
 
 # the most decisions a step inlines (each brings its plan); more: the interpreted step
 MAX_DECISIONS = 48
+_LEAF = "@{}@"  # where a condition search ends in decision n (stepgen fills it in)
 
 
 def refusal(nfa: NFA) -> str | None:
@@ -101,9 +102,7 @@ class _StepWriter:
 
     def write(self) -> Step | None:
         for s, name in enumerate(self.alive):
-            unrolled = unrolled_decision(
-                self.nfa.states, self.nfa.states[name], f"s{s}_", f"d = d{s} = D{s}_{{}}"
-            )
+            unrolled = unrolled_decision(self.nfa.states, self.nfa.states[name], f"s{s}_", _LEAF)
             if unrolled is None:
                 return None
             lines, evaluators, pages, decisions = unrolled
@@ -122,7 +121,7 @@ class _StepWriter:
     def source(self) -> list[str]:
         nfa = self.nfa
         skips = bool(nfa.skip_strategy.is_skip_strategy())
-        unset = " = ".join(f"d{s}" for s in range(len(self.alive)))
+        states = range(len(self.alive))
         return [
             "def process(buffer, state, event, timestamp, skip_strategy=None):",
             "    if skip_strategy is not None:",
@@ -130,21 +129,19 @@ class _StepWriter:
             "    runs = state.queue",
             "    if state.unbound:",
             "        bind(state)",
-            "    # each state's decision for this event, made for the first of its runs",
-            f"    {unset} = None",
-            "    # phase 1: the decisions, up to the first that changes a run",
-            "    first = 0",
-            "    it = iter(runs)",
-            "    for run in it:",
-            *self.dispatch("decide", 2),
-            "        if not d.unchanged:",
-            "            break",
-            "        first += 1",
+            "    # each state's decision for this event, made for the first of its runs, and whether",
+            "    # it changes them",
+            f"    {' = '.join(f'd{s}' for s in states)} = None",
+            f"    {' = '.join(f'x{s}' for s in states)} = False",
+            "    # phase 1: the decisions, up to the first that changes a run (runs[first])",
+            "    it = enumerate(runs)",
+            "    for first, run in it:",
+            *self.dispatch("until_change", 2),
             "    else:",
             "        return []  # every run survives unchanged",
             "    # the rest of phase 1: every condition before anything changes, so that one that",
             "    # raises leaves the key's runs as they were",
-            "    for run in it:",
+            "    for _, run in it:",
             *self.dispatch("decide", 2),
             "    # phase 2: apply; the unchanged runs before the first change keep their places",
             "    rest = runs[first:]",
@@ -160,40 +157,53 @@ class _StepWriter:
         ]
 
     def dispatch(self, what: str, depth: int) -> list[str]:
-        """Per state of the run: ``decide`` (its decision, ``d``, made once) or ``apply`` (its
-        decision's plan). The last state gets ``else``: the queue holds runs of these states only."""
+        """Per state of the run: ``until_change`` (its decision, made once; ``break`` if it changes
+        the run), ``decide`` (its decision, made once) or ``apply`` (its decision's plan). The
+        last state gets ``else``: the queue holds runs of these states only."""
         pad = "    " * depth
         lines = ["slot = run.slot"]
         last = len(self.alive) - 1
         for s in range(len(self.alive)):
-            test = "else:" if s == last else f"{'if' if s == 0 else 'elif'} slot is slot{s}:"
-            if s == last and last == 0:
-                body = self.decide(s) if what == "decide" else self.apply(s)
+            body = self.apply(s) if what == "apply" else self.decide(s, what == "until_change")
+            if last == 0:
                 lines += body
                 break
-            lines.append(test)
-            body = self.decide(s) if what == "decide" else self.apply(s)
+            lines.append("else:" if s == last else f"{'if' if s == 0 else 'elif'} slot is slot{s}:")
             lines += ["    " + line for line in body]
         return [pad + line for line in lines]
 
-    def decide(self, s: int) -> list[str]:
-        """State ``s``'s decision into ``d`` (and ``d{s}``, for its other runs)."""
-        search = [line[8:] for line in self.searches[s]]  # (written for depth 2)
-        return [
-            f"d = d{s}",
-            "if d is None:",
+    def decide(self, s: int, until_change: bool) -> list[str]:
+        """State ``s``'s decision into ``d{s}`` (for all its runs), made by its first run;
+        ``until_change``: and ``break`` if it changes the run (``x{s}`` says so for the others)."""
+        search = []
+        for line in self.searches[s]:
+            line = line[8:]  # (written for depth 2)
+            leaf = line.lstrip()
+            if not leaf.startswith("@"):
+                search.append(line)
+                continue
+            pad = line[: len(line) - len(leaf)]
+            n = int(leaf.strip("@"))
+            search.append(f"{pad}d{s} = D{s}_{n}")
+            if until_change and not self.decisions[s][n].unchanged:
+                search += [f"{pad}x{s} = True", f"{pad}break"]
+        lines = [
+            f"if d{s} is None:",
             "    try:",
             *("        " + line for line in search),
             "    except Exception as exc:",
             f"        raise ConditionError(PAGES{s}[i], event, exc) from exc",
         ]
+        if until_change:
+            lines += [f"elif x{s}:", "    break"]
+        return lines
 
     def apply(self, s: int) -> list[str]:
         """What the run's decision (``d{s}``) does: the plan of each decision that changes a run,
         else the run goes back to the queue as it is."""
         nfa = self.nfa
         name = self.alive[s]
-        lines = [f"d = d{s}"]
+        lines = []
         branch = "if"
         for n, decision in enumerate(self.decisions[s]):
             if decision.unchanged:
@@ -209,7 +219,7 @@ class _StepWriter:
                 self.slot_vars,
                 True,
             )
-            lines.append(f"{branch} d is D{s}_{n}:")
+            lines.append(f"{branch} d{s} is D{s}_{n}:")
             lines += ["    " + line for line in body]
             branch = "elif"
         unchanged = _add_to_queue("partial", "run", False)
