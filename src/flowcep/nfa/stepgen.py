@@ -15,12 +15,14 @@ The step, for a pattern with states ``s0 .. sn`` (the start state last)::
         runs = state.queue
         d0 = d1 = ... = None  # each state's decision for this event, once asked
         x0 = x1 = ... = False  # whether it changes the state's runs
-        it = enumerate(runs)
-        for first, run in it:  # phase 1: decisions up to the first that changes a run
+        first = 0
+        it = iter(runs)
+        for run in it:  # phase 1: decisions up to the first that changes a run
             <the run's state's decision: its condition search, inline; break if it changes>
+            first += 1
         else:
             return []  # (most events change nothing)
-        for _, run in it:  # phase 1, on: every condition before any change
+        for run in it:  # phase 1, on: every condition before any change
             <the run's state's decision>
         rest = runs[first:]  # phase 2: apply
         del runs[first:]
@@ -134,14 +136,16 @@ class _StepWriter:
             f"    {' = '.join(f'd{s}' for s in states)} = None",
             f"    {' = '.join(f'x{s}' for s in states)} = False",
             "    # phase 1: the decisions, up to the first that changes a run (runs[first])",
-            "    it = enumerate(runs)",
-            "    for first, run in it:",
+            "    first = 0",
+            "    it = iter(runs)",
+            "    for run in it:",
             *self.dispatch("until_change", 2),
+            "        first += 1",
             "    else:",
             "        return []  # every run survives unchanged",
             "    # the rest of phase 1: every condition before anything changes, so that one that",
             "    # raises leaves the key's runs as they were",
-            "    for _, run in it:",
+            "    for run in it:",
             *self.dispatch("decide", 2),
             "    # phase 2: apply; the unchanged runs before the first change keep their places",
             "    rest = runs[first:]",
