@@ -216,28 +216,26 @@ def plan_lines(
     stops = any(kind is STOP for _, kind in made)
     for var, kind in made:
         if kind is FINAL:
-            lines += _add_to_queue("potential", var, False) if inline else [f"potential.add({var})"]
+            lines += add_to_queue("potential", var, False, True) if inline else [f"potential.add({var})"]
         elif kind is STOP and keeps_paths:
             lines.append(f"buffer.release_node({var}.previous_entry, {var}.version)")
     for var, kind in made:
         if kind is ALIVE:
             if not stops:
-                lines += _add_to_queue("partial", var, var == "rs")
+                lines += add_to_queue("partial", var, var == "rs", inline)
             elif keeps_paths:
                 lines.append(f"buffer.release_node({var}.previous_entry, {var}.version)")
     return lines
 
 
-def _add_to_queue(queue: str, var: str, last: bool) -> list[str]:
+def add_to_queue(queue: str, var: str, last: bool, inline: bool = False) -> list[str]:
     """``queue.add(var)`` (JavaPriorityQueue, Java's sift-up) written out; ``last``: the run
-    sorts after every other (a start run without events), so that it only goes to the end."""
+    sorts after every other (a start run without events), so that it only goes to the end.
+    ``inline`` (a generated step, CPython): the usual case first, a run that sorts after its
+    parent-to-be (no sift), with one comparison."""
     if last:
         return [f"{queue}.queue.append({var})"]
-    return [
-        f"q = {queue}.queue",
-        f"q.append({var})",
-        "k = len(q) - 1",
-        f"key = {var}.order",
+    sift = [
         "while k > 0:",
         "    parent = (k - 1) >> 1",
         "    e = q[parent]",
@@ -247,3 +245,13 @@ def _add_to_queue(queue: str, var: str, last: bool) -> list[str]:
         "    k = parent",
         f"q[k] = {var}",
     ]
+    if inline:
+        return [
+            f"q = {queue}.queue",
+            "k = len(q)",
+            f"q.append({var})",
+            f"if k and {var}.order < q[(k - 1) >> 1].order:",
+            f"    key = {var}.order",
+            *("    " + line for line in sift),
+        ]
+    return [f"q = {queue}.queue", f"q.append({var})", "k = len(q) - 1", f"key = {var}.order", *sift]

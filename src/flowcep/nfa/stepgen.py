@@ -43,7 +43,7 @@ from flowcep.nfa.compiled import ALIVE, Decision
 from flowcep.nfa.computation_state import ComputationState
 from flowcep.nfa.context import own_match
 from flowcep.nfa.nfa import NFA
-from flowcep.nfa.plans import NO_EVENTS, _add_to_queue, plan_lines
+from flowcep.nfa.plans import NO_EVENTS, add_to_queue, plan_lines
 from flowcep.nfa.tables import unrolled_decision
 from flowcep.pattern.exceptions import ConditionError
 
@@ -226,7 +226,7 @@ class _StepWriter:
             lines.append(f"{branch} d{s} is D{s}_{n}:")
             lines += ["    " + line for line in body]
             branch = "elif"
-        unchanged = _add_to_queue("partial", "run", False)
+        unchanged = add_to_queue("partial", "run", False, True)
         if branch == "if":
             return lines + unchanged
         return [*lines, "else:  # the run survives as it is", *("    " + line for line in unchanged)]
