@@ -111,6 +111,28 @@ def test_ordered_input_of_one_key_takes_the_fused_step(monkeypatch: pytest.Monke
     assert op.flush() == []
 
 
+def test_a_key_the_fused_step_fired_stays_off_the_schedule_until_the_call_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a followed_by b within 5 ms: x2 takes the key off the schedule, b3 and x4 find it off
+    pattern, _ = compile_or_reject(
+        dict(steps=[_step("a"), _step("b", "followed_by")], window=5, skip="no_skip")
+    )
+    parks: list[bool] = []
+    park = CepOperator._park
+
+    def counted(self: CepOperator, *args: Any) -> bool:
+        parks.append(park(self, *args))
+        return parks[-1]
+
+    monkeypatch.setattr(CepOperator, "_park", counted)
+    op = CepOperator(pattern, timestamp=lambda e: e.ts)
+    op.process_elements(events("a1 x2 b3 x4"))
+    assert parks == [True]
+    op._check()  # noqa: SLF001  (back on the schedule: at x4, before a1's window timer at 6)
+    assert op.next_deadline() == 4
+
+
 class Stop(BaseException):
     """Not an ``Exception``: a condition raising it is no bad record, it stops the stream."""
 
