@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from flowcep import AfterMatchSkipStrategy, Pattern
 from flowcep.nfa import NFACompiler
-from flowcep.nfa.stepgen import compile_step, refusal
+from flowcep.nfa.stepgen import LazyStep, compile_step, refusal
 from flowcep.runtime import CepOperator, Output
 from flowcep.runtime.limits import PartialMatchLimit
 from flowcep.runtime.reference import ReferenceOperator
@@ -54,7 +54,10 @@ def _operators(pattern: Pattern, out_of_orderness: int, keys: int) -> list[CepOp
 
 
 def _generated(op: CepOperator) -> bool:
-    return op._step != op.nfa.process  # noqa: SLF001
+    step = op._step  # noqa: SLF001
+    if isinstance(step, LazyStep):
+        step = step.resolved()
+    return bool(step != op.nfa.process)
 
 
 def _all_same(outputs: list[list[Output]], ops: list[CepOperator]) -> None:

@@ -75,6 +75,27 @@ def compile_step(nfa: NFA) -> Step | None:
     return _StepWriter(nfa).write()
 
 
+class LazyStep:
+    """``nfa``'s generated step, compiled on its first call (``compile_step`` takes a few
+    milliseconds: an operator that never processes an element pays nothing). ``resolved()``:
+    the step itself, for a caller to keep instead of this object."""
+
+    __slots__ = ("nfa", "step")
+
+    def __init__(self, nfa: NFA) -> None:
+        self.nfa = nfa
+        self.step: Step | None = None
+
+    def resolved(self) -> Step:
+        step = self.step
+        if step is None:
+            step = self.step = compile_step(self.nfa) or self.nfa.process
+        return step
+
+    def __call__(self, *args: Any) -> list[Any]:
+        return self.resolved()(*args)
+
+
 class _StepWriter:
     """The source of one NFA's step and the values it reads."""
 

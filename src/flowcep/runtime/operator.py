@@ -29,7 +29,7 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import Any, ClassVar
 
 from flowcep.nfa import NFA, NFACompiler
-from flowcep.nfa.stepgen import compile_step
+from flowcep.nfa.stepgen import LazyStep, refusal
 from flowcep.pattern import ConditionError, Pattern, to_millis
 from flowcep.runtime.context import RuntimeContext, close_operator, open_operator
 from flowcep.runtime.functions import extractor
@@ -202,11 +202,16 @@ class CepOperator:
 
     def _choose_step(self) -> Callable[..., list[Any]]:
         """``NFA.process``, or the pattern's generated step where the fast paths are on, keys keep
-        no paths and no partial-match limit counts (the fused step's rule, see ``_elements``)."""
-        if self._fast and self.GENERATED_STEP and self._pathless is not None and self._limiter is None:
-            step = compile_step(self.nfa)
-            if step is not None:
-                return step
+        no paths and no partial-match limit counts (the fused step's rule, see ``_elements``):
+        compiled when first used (``LazyStep``; ``_elements`` keeps the step itself then)."""
+        if (
+            self._fast
+            and self.GENERATED_STEP
+            and self._pathless is not None
+            and self._limiter is None
+            and refusal(self.nfa) is None
+        ):
+            return LazyStep(self.nfa)
         return self.nfa.process
 
     def _reset(self) -> None:
@@ -671,6 +676,9 @@ class CepOperator:
         watermark it generates. ``timestamp`` (not None) overrides the extractor. One loop for
         a whole batch: what stays fixed is read once per batch, not once per element (a call per
         element cost measurably more; docs/runtime.md §8)."""
+        step = self._step
+        if step.__class__ is LazyStep:
+            self._step = step.resolved()  # type: ignore[attr-defined]
         if self.processing_time:
             for event in events:
                 self.events_in += 1
