@@ -5,6 +5,7 @@ and snapshot bytes through an operator with the generated step, one with the int
 
 from __future__ import annotations
 
+import copy
 import sys
 import traceback
 from typing import Any
@@ -145,6 +146,19 @@ def test_a_pattern_of_simple_conditions_gets_a_generated_step() -> None:
     assert _generated(op)
     outputs = [*op.process_elements(events("a1 x2 b3 c4")), *op.flush()]
     assert outputs == [Output("match", None, {"a": events("a1"), "b": events("b3"), "c": events("c4")}, 4)]
+
+
+def test_the_generated_step_is_compiled_on_the_first_element_once_for_copies() -> None:
+    template = GeneratedOperator(_abc(), timestamp=lambda e: e.ts)
+    lazy = template._step  # noqa: SLF001
+    assert isinstance(lazy, LazyStep) and lazy.step is None  # nothing compiled yet
+    first, second = copy.copy(template), copy.copy(template)
+    first.reset()
+    second.reset()
+    for op in (first, second):
+        assert op.process_elements(events("a1 b2 c3")) == []
+        assert op._step is lazy.step  # noqa: SLF001  (the step itself, compiled once)
+    assert lazy.step is not None and lazy.step != template.nfa.process
 
 
 def test_an_iterative_condition_keeps_the_interpreted_step() -> None:
