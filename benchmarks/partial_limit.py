@@ -4,6 +4,7 @@ partial matches: state and work per event over the run (issue 32, item 1).
     python benchmarks/partial_limit.py                       # 3.6 M events, limit 100, .venv
     python benchmarks/partial_limit.py --limit 1000 --policy drop_newest --skip next
     python benchmarks/partial_limit.py --minutes 10 --unbounded   # the same without a limit
+    python benchmarks/partial_limit.py --seconds 60 --keys 1000 --limit 1000 --per-operator
 
 Every event is an ``a`` that starts a partial match of ``a followedBy b within 1 h``; no ``b``
 ever comes, so without a limit the key would hold 3.6 million partial matches at the end. Per
@@ -12,7 +13,9 @@ window timers the operator holds, the partial matches dropped, the ``b`` conditi
 event (an iterative condition: asked once per partial match and event, the NFA's work), the
 memory Python has allocated (tracemalloc, with ``--trace``: slower) and events/s. ``--skip
 next`` uses skip_to_next, whose keys keep the reference-counted shared buffer; the default,
-no_skip, keeps partial matches in the runs.
+no_skip, keeps partial matches in the runs. ``--keys N`` spreads the starts over N keys in turn,
+and ``--per-operator`` makes the limit the operator's instead of each key's: past it, each start
+drops the oldest partial match of all keys.
 """
 
 from __future__ import annotations
@@ -55,6 +58,10 @@ def main() -> None:
         help="gc.collect() before each line (PyPy's RSS then shows live memory)",
     )
     parser.add_argument("--seconds", type=int, default=0, help="run this many seconds of event time instead")
+    parser.add_argument("--keys", type=int, default=1, help="keys the starts go to in turn (default: 1)")
+    parser.add_argument(
+        "--per-operator", action="store_true", help="the limit bounds the operator, not each key"
+    )
     args = parser.parse_args()
 
     calls = [0]
@@ -65,8 +72,11 @@ def main() -> None:
 
     skip = AfterMatchSkipStrategy.skip_to_next() if args.skip == "next" else AfterMatchSkipStrategy.no_skip()
     pattern = Pattern.begin("a", skip).where(lambda e: e[0] == "a").followed_by("b").where(b).within(HOUR)
-    limit = None if args.unbounded else PartialMatchLimit(per_key=args.limit, policy=args.policy)
-    op = CepOperator(pattern, timestamp=lambda e: e[1], partial_match_limit=limit)
+    bound = {"per_operator" if args.per_operator else "per_key": args.limit}
+    limit = None if args.unbounded else PartialMatchLimit(**bound, policy=args.policy)
+    keys = args.keys
+    key_by = None if keys == 1 else (lambda e: e[1] % keys)
+    op = CepOperator(pattern, timestamp=lambda e: e[1], key_by=key_by, partial_match_limit=limit)
     tune_gc()
     if args.trace:
         import tracemalloc  # (CPython only)
@@ -74,7 +84,8 @@ def main() -> None:
         tracemalloc.start()
     print(
         f"{sys.implementation.name} {sys.version.split()[0]}, limit "
-        f"{'none' if limit is None else f'{args.limit} per key, {args.policy}'}, skip {args.skip}"
+        f"{'none' if limit is None else f'{args.limit} per {next(iter(bound))[4:]}, {args.policy}'}, "
+        f"skip {args.skip}, keys {keys}"
     )
     print(
         "minute  events      partial  entries  timers  dropped     calls/event  traced_MB  rss_MB  events/s"
@@ -94,11 +105,11 @@ def main() -> None:
         if args.collect:
             gc.collect()
         stats = op.stats()
-        ks = next(iter(op._keys.values()))
+        timers = sum(len(ks.timers) for ks in op._keys.values())
         traced = f"{tracemalloc.get_traced_memory()[0] / 1e6:9.2f}" if args.trace else "        -"  # noqa: F821
         print(
             f"{(start + step - 1) / MINUTE:6.2f}  {stats['events_in']:10,d}  {stats['partial_matches']:7,d}  "
-            f"{stats['shared_buffer_entries']:7,d}  {len(ks.timers):6,d}  {stats['dropped_partial_matches']:10,d}"
+            f"{stats['shared_buffer_entries']:7,d}  {timers:6,d}  {stats['dropped_partial_matches']:10,d}"
             f"  {(calls[0] - last_calls) / step:11.1f}  {traced}  {rss_mb():6.0f}  {step / (now - last_time):8,.0f}",
             flush=True,
         )

@@ -446,6 +446,20 @@ def _make_hierarchy_operator(plan: Any, key: str | None, ts_col: str, out_of_ord
 
 
 def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: int, limit: Any) -> int:
+    key_col: str | None = args.key
+    ts_col: str = args.timestamp or "timestamp"
+    if pf.hierarchy is not None:
+        op = _make_hierarchy_operator(pf.hierarchy, key_col, ts_col, out_of_orderness)
+    else:
+        op = _make_operator(pf.pattern, key_col, out_of_orderness, limit)
+    # the pattern's RichIterativeConditions (every level's) open before the first row and close
+    # after the run, as in a Flink job
+    matcher = op.operator if isinstance(op, _HierarchyRun) else op
+    with matcher:
+        return _run_operator(args, pf, op, fmt, out_of_orderness)
+
+
+def _run_operator(args: argparse.Namespace, pf: Any, op: Any, fmt: str, out_of_orderness: int) -> int:
     from flowcep.cli_support.inputs import BadRow, ReadProgress, read_batches
     from flowcep.cli_support.output import ProgressLine, dumps, result_line, summary_line
     from flowcep.cli_support.timeparse import parse_timestamp
@@ -454,10 +468,6 @@ def _run_local(args: argparse.Namespace, pf: Any, fmt: str, out_of_orderness: in
     key_col: str | None = args.key
     ts_col: str = args.timestamp or "timestamp"
     keep_going: bool = args.keep_going
-    if pf.hierarchy is not None:
-        op = _make_hierarchy_operator(pf.hierarchy, key_col, ts_col, out_of_orderness)
-    else:
-        op = _make_operator(pf.pattern, key_col, out_of_orderness, limit)
     process, flush = _serve_metrics(op, args.metrics_port)
     # a bounded evaluator reads everything first (None: the NFA matches as it reads)
     bounded: list[tuple[Any, int]] | None = [] if args.evaluator != "nfa" else None

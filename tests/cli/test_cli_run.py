@@ -642,3 +642,38 @@ def test_matches_held_back_for_ever_are_a_warning_line(cli, write):
     assert r.status == EXIT_OK, r.err
     assert [len(x["match"]["b"]) for x in r.records] == [3]  # b2 b3 c and b3 c wait behind b1 b2 b3...
     assert "flowcep: warning: 2 completed matches of 1 key never came out" in r.err
+
+
+RICH_B_PATTERN = """
+    from datetime import timedelta
+    from flowcep import Pattern, RichIterativeCondition
+
+    class KindB(RichIterativeCondition):
+        # the kind to match is only known once the condition is opened
+        def open(self, context):
+            self.kind = "b"
+            with open(LOG, "a") as f:
+                f.write("open\\n")
+
+        def close(self):
+            with open(LOG, "a") as f:
+                f.write("close\\n")
+
+        def filter(self, value, ctx):
+            return value.kind == self.kind
+
+    pattern = (
+        Pattern.begin("a").where(lambda e: e.kind == "a")
+        .followed_by("b").where(KindB())
+        .within(timedelta(seconds=10))
+    )
+"""
+
+
+def test_a_rich_condition_is_opened_before_the_run_and_closed_after_it(cli, write, tmp_path):
+    log = tmp_path / "lifecycle.log"
+    pattern = write("rich.py", f"LOG = {str(log)!r}\n" + RICH_B_PATTERN.replace("\n    ", "\n"))
+    r = cli("run", pattern, write("in.csv", EVENTS_CSV), "--key", "user")
+    assert r.status == EXIT_OK, r.err
+    assert [(x["kind"], x["key"]) for x in r.records if x["kind"] == "match"] == [("match", "u1")]
+    assert log.read_text().splitlines() == ["open", "close"]

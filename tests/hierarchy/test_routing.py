@@ -8,6 +8,7 @@ from __future__ import annotations
 from flowcep import AfterMatchSkipStrategy, Pattern
 from flowcep.hierarchy import Hierarchy, HierarchyOperator, Level, of_type
 from flowcep.hierarchy.engine import interval_of
+from flowcep.nfa import NFACompiler
 from tests.hierarchy.support import ev, is_, pair, run, spans
 
 
@@ -82,3 +83,39 @@ def test_a_raw_event_at_the_end_of_the_complex_event_before_it_does_not_follow_i
     h = Hierarchy().define("incident", pair("open", "close")).define("acked", acked())
     events = [ev(1, "alarm"), ev(2, "open"), ev(5, "close"), ev(5, "ack"), ev(7, "ack")]
     assert spans(run(h, events)) == [(1, 7)]
+
+
+def test_a_box_steps_check_is_a_guard_the_nfa_shares_among_the_runs_it_does_not_reach() -> None:
+    # raw events fail of_type before the check: the box's runs share one decision for them
+    bound = level(acked()).bound_pattern(interval_of(lambda e: e["ts"]))
+    slots = NFACompiler.compile(bound)._slots
+    assert slots["i"].guarded
+
+
+def test_a_restored_run_checks_precedence_from_its_partial_match() -> None:
+    # the alarm at 3 does not end before the incident [2, 5] starts; the runs waiting for the
+    # incident come back from a snapshot without the chain of their partial matches
+    h = Hierarchy().define("incident", pair("open", "close")).define("acked", acked())
+    events = [ev(1, "alarm"), ev(2, "open"), ev(3, "alarm"), ev(5, "close"), ev(7, "ack")]
+    first = HierarchyOperator(h, key_by="key", timestamp="ts")
+    out = first.process_elements(events[:3])
+    second = HierarchyOperator(h, key_by="key", timestamp="ts")
+    second.restore(first.snapshot())
+    out += second.process_elements(events[3:]) + second.flush()
+    assert spans(out) == [(1, 7)]
+
+
+def escalated() -> Pattern:
+    """An incident, then a page, within 10: the level starts with a complex step, so the page's
+    check counts the nested window from the incident's start."""
+    return Pattern.begin("i").where(of_type("incident")).followed_by("page").where(is_("page")).within(10)
+
+
+def test_a_step_after_a_complex_first_step_ends_within_the_window_from_its_start() -> None:
+    h = Hierarchy().define("incident", pair("open", "close")).define("escalated", escalated())
+    assert spans(run(h, [ev(2, "open"), ev(5, "close"), ev(11, "page")])) == [(2, 11)]
+
+
+def test_a_step_after_a_complex_first_step_that_ends_a_window_after_its_start_is_refused() -> None:
+    h = Hierarchy().define("incident", pair("open", "close")).define("escalated", escalated())
+    assert spans(run(h, [ev(2, "open"), ev(5, "close"), ev(12, "page")])) == []

@@ -161,6 +161,14 @@ def test_the_generated_step_is_compiled_on_the_first_element_once_for_copies() -
     assert lazy.step is not None and lazy.step != template.nfa.process
 
 
+def test_a_key_history_takes_the_compiled_step_itself() -> None:
+    op = GeneratedOperator(_abc(), key_by=lambda e: "k", timestamp=lambda e: e.ts)
+    history = events("a1 b2 c3")
+    outputs = op.process_key_history(history, [e.ts for e in history])
+    assert outputs == [Output("match", "k", {"a": events("a1"), "b": events("b2"), "c": events("c3")}, 3)]
+    assert not isinstance(op._step, LazyStep) and _generated(op)  # noqa: SLF001
+
+
 def test_an_iterative_condition_keeps_the_interpreted_step() -> None:
     pattern = Pattern.begin("a").where(named("a")).followed_by("b").where(lambda e, ctx: e.name == "b")
     nfa = NFACompiler.compile(pattern, timeout_handling=True)

@@ -162,6 +162,19 @@ def test_a_snapshot_restores_the_counts_the_limit_goes_by() -> None:
     assert [(o.key, o.value.start_timestamp) for o in out if o.kind == "dropped"] == [("x", 1)]
 
 
+def test_the_count_of_dropped_partial_matches_survives_a_snapshot() -> None:
+    op = limited(ab_within(100), per_key=2)
+    out = run(op, starts(4), flush=False) + op.process_watermark(4)
+    assert [o.value.start_timestamp for o in out if o.kind == "dropped"] == [1, 2]
+    assert op.stats()["dropped_partial_matches"] == 2
+    restored = limited(ab_within(100), per_key=2)
+    restored.restore(op.snapshot())
+    assert restored.stats()["dropped_partial_matches"] == 2
+    out = restored.process_element(Ev("a", 5)) + restored.process_watermark(5)
+    assert [o.value.start_timestamp for o in out if o.kind == "dropped"] == [3]
+    assert restored.stats()["dropped_partial_matches"] == 3
+
+
 def test_dropping_releases_the_shared_buffer_entries_of_the_partial_match() -> None:
     # skip_to_next prunes by paths: the key keeps a reference-counted SharedBuffer
     pattern = (

@@ -147,3 +147,34 @@ def test_the_runtime_context_carries_the_key_the_metrics_and_the_job_parameters(
     ).process(Describe())
     assert list(result) == []
     assert seen == [("open", None, {"env": "test"}), ("y", 1, "test"), ("x", 2, "test")]
+
+
+class KeySeen(RichIterativeCondition):
+    """``kind == "b"``; appends the runtime context's current key at each call."""
+
+    def __init__(self, keys: list[Any]) -> None:
+        self.keys = keys
+
+    def filter(self, value: Any, ctx: Any) -> bool:
+        self.keys.append((value.ts, self.get_runtime_context().get_current_key()))
+        return bool(value.name == "b")
+
+
+def test_a_condition_reads_the_key_of_the_element_it_is_asked_about() -> None:
+    keys: list[Any] = []
+    pattern = Pattern.begin("a").where(is_("a")).followed_by("b").where(KeySeen(keys))
+    events = [Ev("a", 1, "x"), Ev("a", 2, "y"), Ev("b", 3, "y"), Ev("c", 4, "x"), Ev("b", 5, "x")]
+    result = CEP.pattern(events, pattern, key_by="key", timestamp="ts").select(lambda m: m["b"][0].ts)
+    assert list(result) == [3, 5]
+    # b is asked about each element after an a of its key: y's 3; x's 3 (no: another key), 4, 5
+    assert keys == [(3, "y"), (4, "x"), (5, "x")]
+
+
+def test_in_the_push_api_a_condition_reads_the_key_at_work() -> None:
+    keys: list[Any] = []
+    pattern = Pattern.begin("a").where(is_("a")).followed_by("b").where(KeySeen(keys))
+    with CepOperator(pattern, key_by=lambda e: e.key, timestamp=lambda e: e.ts, out_of_orderness=None) as op:
+        for e in [Ev("a", 1, "x"), Ev("a", 2, "y"), Ev("b", 3, "y"), Ev("b", 4, "x")]:
+            op.process_element(e)
+        op.flush()
+    assert sorted(keys) == [(3, "y"), (4, "x")]  # (flush runs x, the first key seen, first)

@@ -51,7 +51,7 @@ PATTERNS = {
 def test_a_snapshot_starts_with_magic_and_format_version() -> None:
     data = operator(ab_within(10)).snapshot()
     assert data[:8] == MAGIC == b"FLOWCEP\x00"
-    assert int.from_bytes(data[8:10], "big") == FORMAT_VERSION == 3
+    assert int.from_bytes(data[8:10], "big") == FORMAT_VERSION == 4
 
 
 def test_restore_continues_with_identical_output() -> None:
@@ -126,16 +126,33 @@ def test_bytes_that_are_not_a_snapshot_are_refused() -> None:
 
 
 # 1: the buffer's events still held [event, count]; 2: keys without a skip strategy kept a full
-# buffer, not their runs' partial matches
-@pytest.mark.parametrize("version", [2, 4])
+# buffer, not their runs' partial matches; 5: not written yet
+@pytest.mark.parametrize("version", [2, 5])
 def test_a_snapshot_of_another_format_version_is_refused(version: int) -> None:
     data = bytearray(operator(ab_within(10)).snapshot())
     data[8:10] = version.to_bytes(2, "big")
     with pytest.raises(
         SnapshotError,
-        match=f"unsupported flowcep snapshot format version {version}; this flowcep reads version 3",
+        match=f"unsupported flowcep snapshot format version {version}; this flowcep reads versions 3 and 4",
     ):
         operator(ab_within(10)).restore(bytes(data))
+
+
+def _with_version(data: bytes, version: int) -> bytes:
+    return data[:8] + version.to_bytes(2, "big") + data[10:]
+
+
+def test_a_version_3_header_on_six_counters_is_refused() -> None:
+    # version 3 has five counters, version 4 six (the dropped partial matches)
+    data = operator(ab_within(10)).snapshot()
+    with pytest.raises(SnapshotError, match="corrupt flowcep snapshot payload: unexpected layout"):
+        operator(ab_within(10)).restore(_with_version(data, 3))
+
+
+def test_a_version_4_header_on_five_counters_is_refused() -> None:
+    data = bytes.fromhex(_WRITTEN_BEFORE["abc"])  # version 3
+    with pytest.raises(SnapshotError, match="corrupt flowcep snapshot payload: unexpected layout"):
+        operator(abc_within(10), out_of_orderness=2).restore(_with_version(data, 4))
 
 
 def test_a_corrupt_payload_is_refused() -> None:
@@ -347,3 +364,22 @@ def test_a_snapshot_written_before_restores_and_continues(name: str, make: Any, 
     op = make()
     op.restore(bytes.fromhex(_WRITTEN_BEFORE[name]))
     assert brief(op.flush()) == expected
+
+
+def test_a_version_3_snapshot_is_written_again_as_version_4_with_no_drops_counted() -> None:
+    old = bytes.fromhex(_WRITTEN_BEFORE["abc"])
+    assert int.from_bytes(old[8:10], "big") == 3
+    op = operator(abc_within(10), out_of_orderness=2)
+    op.restore(old)
+    counters = op.stats()
+    again = op.snapshot()
+    assert int.from_bytes(again[8:10], "big") == 4
+    assert unpack(again, op.fingerprint)[2] == (*unpack(old, op.fingerprint)[2], 0)
+    restored = operator(abc_within(10), out_of_orderness=2)
+    restored.restore(again)
+    assert restored.stats() == counters
+    assert brief(restored.flush()) == [
+        ("match", "q", "a2 b8 c9", 9),
+        ("timeout", "p", "a1 b3", 11),
+        ("timeout", "p", "a9", 19),
+    ]

@@ -53,6 +53,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "it cannot share an environment with the spark extra, see docs/porting-guide.md"
     ) from exc
 
+from flowcep.connectors.flink_counters import FlinkCounters
 from flowcep.pattern import Pattern
 from flowcep.runtime import (
     LONG_MIN,
@@ -438,14 +439,7 @@ class _CepFunction(KeyedProcessFunction):
         template.open(runtime_context)
         self._state = runtime_context.get_state(ValueStateDescriptor(STATE_NAME, Types.PICKLED_BYTE_ARRAY()))
         self._context = _Context()
-        group = runtime_context.get_metrics_group()
-        (
-            self._matches,
-            self._timeouts,
-            self._late,
-            self._bad,
-            self._dropped,
-        ) = (group.counter(name) for name in METRICS)
+        self._counters = FlinkCounters(runtime_context.get_metrics_group(), METRICS)
         self._on_match, self._on_timeout = wire(
             self.spec.kind, self.spec.fn, self.spec.timeout_fn, self._context
         )
@@ -482,6 +476,8 @@ class _CepFunction(KeyedProcessFunction):
     # -------------------------------------------------------------- records and timers
 
     def process_element(self, value: Any, ctx: Any) -> Any:
+        if self._counters.container is None:
+            self._counters.bind()
         timer_service = ctx.timer_service()
         if self.processing_time:
             self._now = timer_service.current_processing_time()
@@ -500,7 +496,7 @@ class _CepFunction(KeyedProcessFunction):
             if timestamp is None or timestamp == LONG_MIN:
                 raise ValueError(_NO_TIMESTAMP)
             if timestamp <= timer_service.current_watermark():
-                self._late.inc()
+                self._counters.inc("numLateRecords")
                 return ((self.late_data_tag, value),)
             key = ctx.get_current_key()
             ks = self._lookup(key)
@@ -622,19 +618,19 @@ class _CepFunction(KeyedProcessFunction):
                     context._timestamp = o.timestamp
                     on_timeout(o, main, side)
             elif kind == LATE:
-                self._late.inc()
+                self._counters.inc("numLateRecords")
                 out.append((self.late_data_tag, o.value))
             elif kind == BAD_RECORD:
-                self._bad.inc()
+                self._counters.inc("numBadRecords")
                 out.append((BAD_RECORDS, o.value))
             elif kind == DROPPED:
-                self._dropped.inc()
+                self._counters.inc("numDroppedPartialMatches")
                 # (the key's own operator has no key function: the key is Flink's)
                 out.append((DROPPED_PARTIAL_MATCHES, attrs.evolve(o.value, key=context._key)))
         if matches:
-            self._matches.inc(matches)
+            self._counters.inc("numMatches", matches)
         if timeouts:
-            self._timeouts.inc(timeouts)
+            self._counters.inc("numTimeouts", timeouts)
         return out
 
 

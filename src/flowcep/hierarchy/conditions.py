@@ -7,7 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 from flowcep.hierarchy.event import ComplexEvent
-from flowcep.pattern import IterativeCondition, SimpleCondition
+from flowcep.nfa.guards import GuardContext, RunGuard
+from flowcep.pattern import SimpleCondition
 
 
 class OfType(SimpleCondition):
@@ -76,7 +77,7 @@ def of_type(type_name: str, condition: Callable[[ComplexEvent], Any] | None = No
     return OfType(type_name, condition)
 
 
-class Nested(IterativeCondition):
+class Nested(RunGuard):
     """Added by the hierarchy to a step of a level that reads complex events: the event must
     start after every event already in the partial match ends (seed 004's sequence), and, with a
     window ``T``, end less than ``T`` after the partial match's first start (the nested window:
@@ -86,9 +87,16 @@ class Nested(IterativeCondition):
     them so, and raw steps before it come in timestamp order): the last step with events ends
     last, the first starts first. ``last``: the steps that may hold the partial match's last
     event, latest first (up to one that always has an event once the run is at this step);
-    ``first``: the steps that may hold its first, in order."""
+    ``first``: the steps that may hold its first, in order.
 
-    __slots__ = ("last", "first", "window", "interval")
+    A run guard (``flowcep.nfa.guards``): the NFA shares a decision that did not reach this
+    check among a state's runs. ``in_order``: the pattern has no group, so a run takes its
+    events step after step and the event it took last is the last of the latest step that has
+    events, and the event it took first is the first of the first step that has events; the
+    check then reads those off the run's match chain (``run.match``: its last link, and its first
+    when the chain starts empty) instead of building the partial match."""
+
+    __slots__ = ("last", "first", "window", "interval", "in_order")
 
     def __init__(
         self,
@@ -96,14 +104,35 @@ class Nested(IterativeCondition):
         first: tuple[str, ...],
         window: int | None,
         interval: Callable[[Any], tuple[int, int]],
+        in_order: bool = False,
     ) -> None:
         self.last = last
         self.first = first
         self.window = window
         self.interval = interval
+        self.in_order = in_order
 
     def filter(self, value: Any, ctx: Any) -> bool:
         interval = self.interval
+        if ctx.__class__ is GuardContext:
+            ctx.consulted = True
+            match = ctx.run.match
+            if self.in_order and type(match) is tuple:  # (parent, page, the event taken last)
+                last = match[2]
+                # (the intervals read in line: this is the hot path of a box step)
+                last_end = last.end if type(last) is ComplexEvent else interval(last)[1]
+                if last_end >= (value.start if type(value) is ComplexEvent else interval(value)[0]):
+                    return False
+                window = self.window
+                if window is None:
+                    return True
+                # the event taken first: the chain's first link, if the chain starts empty
+                first, parent = last, match[0]
+                while type(parent) is tuple:
+                    first, parent = parent[2], parent[0]
+                if not parent:
+                    end = value.end if type(value) is ComplexEvent else interval(value)[1]
+                    return end - interval(first)[0] < window
         start, end = interval(value)
         get = ctx.get_events_for_pattern
         for name in self.last:

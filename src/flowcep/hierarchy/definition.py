@@ -102,7 +102,7 @@ class Level:
                 earlier = [] if _single(step) else [step]
                 earlier += reversed(chain[:at])
                 last = tuple(reversed(names)) if implied else _until_mandatory(earlier)
-                check = Nested(last, first, window, interval)
+                check = Nested(last, first, window, interval, not implied)
                 condition = check if condition is None else RichAndCondition(condition, check)
             step.condition = condition
         return pattern

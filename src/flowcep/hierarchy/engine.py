@@ -20,7 +20,9 @@ import attrs
 from flowcep.hierarchy.definition import Hierarchy, HierarchyError, HierarchyPlan, Level
 from flowcep.hierarchy.event import ComplexEvent
 from flowcep.pattern import to_millis
-from flowcep.runtime import LONG_MAX, LONG_MIN, BadRecordError, CepOperator, Output
+from flowcep.pattern.pattern import pattern_rich_conditions
+from flowcep.runtime import LONG_MAX, LONG_MIN, BadRecordError, CepOperator, Output, RuntimeContext
+from flowcep.runtime.context import close_all, open_conditions
 from flowcep.runtime.functions import extractor
 from flowcep.runtime.operator import to_timestamp
 from flowcep.runtime.output import BAD_RECORD, LATE, MATCH, STAGE_CONDITION, TIMEOUT
@@ -241,6 +243,33 @@ class HierarchyOperator:
     def discard_key(self, key: Any) -> bool:
         """Drop all one key holds at every level, silently; whether it held anything."""
         return any([running.operator.discard_key(key) for running in self._levels])
+
+    def open(self, context: Any = None) -> None:
+        """Open the ``RichIterativeCondition``s of every level's pattern with ``context`` (a
+        ``RuntimeContext`` in the embedded runtime), each once: before the first element.
+        ``detect`` calls it; so does ``with operator:``."""
+        open_conditions(self._rich_conditions(), context)
+
+    def close(self) -> None:
+        """Close the levels' ``RichIterativeCondition``s (all, then the first error): after the last
+        element."""
+        close_all(self._rich_conditions())
+
+    def __enter__(self) -> HierarchyOperator:
+        self.open(RuntimeContext(self.stats))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _rich_conditions(self) -> list[Any]:
+        """The rich conditions the levels' operators run, each once (a level that reads complex
+        events runs copies of its pattern's conditions: those are the ones opened)."""
+        found: dict[int, Any] = {}
+        for running in self._levels:
+            for condition in pattern_rich_conditions(running.operator.pattern):
+                found.setdefault(id(condition), condition)
+        return list(found.values())
 
     def reset(self) -> None:
         """Drop all state: every level's, the watermarks and the counters."""
@@ -475,6 +504,7 @@ def detect(
         emit=emit,
         on_error=on_error,
     )
-    for event in events:
-        yield from operator.process_element(event)
-    yield from operator.flush()
+    with operator:
+        for event in events:
+            yield from operator.process_element(event)
+        yield from operator.flush()

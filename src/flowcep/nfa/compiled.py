@@ -119,9 +119,11 @@ class DecisionSlot:
     """How ``NFA.process`` decides for the runs in one state: by its generated ``table``
     (``decide(event)``, or ``decide(event, ctx)`` when the decision reads the run's partial match,
     ``per_run``) or, without one, by searching; a decision shared by the state's runs is kept for
-    the call that made it (the call's ``epoch``)."""
+    the call that made it (the call's ``epoch``). ``guarded``: a per-run state whose iterative
+    conditions are all run guards (``flowcep.nfa.guards``), whose decision is shared when no
+    guard read the run."""
 
-    __slots__ = ("state", "table", "per_run", "epoch", "decision")
+    __slots__ = ("state", "table", "per_run", "epoch", "decision", "guarded")
 
     def __init__(self, state: CompiledState, table: Any, per_run: bool) -> None:
         self.state = state
@@ -129,3 +131,4 @@ class DecisionSlot:
         self.per_run = per_run
         self.epoch = 0  # no call yet
         self.decision: Decision | None = None
+        self.guarded = False

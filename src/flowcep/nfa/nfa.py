@@ -31,6 +31,7 @@ from flowcep.nfa.compiled import (
 )
 from flowcep.nfa.computation_state import NO_COMPLETED_MATCHES, NO_START, ComputationState, NFAState
 from flowcep.nfa.context import ConditionContext, EventHandle, Match, own_match
+from flowcep.nfa.guards import GuardContext, guards_only
 from flowcep.nfa.heap import JavaPriorityQueue
 from flowcep.nfa.plans import NO_EVENTS, Plan, compile_plan, self_state
 from flowcep.nfa.state import State
@@ -101,9 +102,10 @@ class NFA:
         self._slots: dict[str, DecisionSlot] = {}
         for name, compiled in self.states.items():
             per_run = self._needs_context[name]
-            self._slots[name] = DecisionSlot(
+            self._slots[name] = slot = DecisionSlot(
                 compiled, decision_table(self.states, compiled, per_run), per_run
             )
+            slot.guarded = per_run and guards_only(self.states, name)
         self._epoch = 0
         # what starts_nothing() asks (only when no start decision reads a partial match): each
         # start state with its decision table (None: search)
@@ -222,7 +224,14 @@ class NFA:
             elif slot.per_run:
                 table = slot.table
                 if table is not None:
-                    decision = table(event, self.condition_context(buffer, run, timestamp))
+                    if slot.guarded:
+                        ctx = GuardContext(buffer, run, timestamp)
+                        decision = table(event, ctx)
+                        if not ctx.consulted:  # decided by simple conditions: for all runs
+                            slot.decision = decision
+                            slot.epoch = epoch
+                    else:
+                        decision = table(event, self.condition_context(buffer, run, timestamp))
                 else:
                     handle = handle or EventHandle(event, timestamp)
                     decision = self._decide(buffer, run, handle, slot.state, None)

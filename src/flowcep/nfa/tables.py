@@ -12,7 +12,7 @@ loop (PROCEED cycles) are left to ``NFA._decide``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from flowcep.nfa.codegen import generated
@@ -72,17 +72,22 @@ def reaches_iterative(states: dict[str, CompiledState], name: str) -> bool:
     the search for a final state after one of their TAKE edges (Flink's
     ``findFinalStateAfterProceed``, which evaluates with the run's context too). Such a
     decision is made per run, never shared by the runs of a state."""
+    return next(iterative_transitions(states, name), None) is not None
+
+
+def iterative_transitions(states: dict[str, CompiledState], name: str) -> Iterator[Transition]:
+    """The transitions with an iterative condition that deciding in state ``name`` may evaluate
+    (see ``reaches_iterative``)."""
     for current in _proceed_closure(states, name):
-        if current.iterative:
-            return True
         for t in current.transitions:
-            if t.action == TAKE_CODE and any(
-                u.action == PROCEED_CODE and u.iterative
-                for st in _proceed_closure(states, t.target)
-                for u in st.transitions
-            ):
-                return True
-    return False
+            if t.iterative:
+                yield t
+        for t in current.transitions:
+            if t.action == TAKE_CODE:
+                for st in _proceed_closure(states, t.target):
+                    for u in st.transitions:
+                        if u.action == PROCEED_CODE and u.iterative:
+                            yield u
 
 
 def _proceed_closure(states: dict[str, CompiledState], name: str) -> list[CompiledState]:

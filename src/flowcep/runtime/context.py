@@ -14,8 +14,9 @@ from flowcep.pattern.pattern import Pattern, pattern_rich_conditions
 
 
 class RuntimeContext:
-    """``get_current_key()``: the key of the match or timed-out partial match being handled (None
-    in ``open``, and for a stream without ``key_by``); ``get_metrics()``: the operator's
+    """``get_current_key()``: in a condition, the key of the element it is asked about; in a
+    function, the key of the match or timed-out partial match being handled (None in ``open``,
+    and for a stream without ``key_by``); ``get_metrics()``: the operator's
     ``stats()`` now; ``get_job_parameter(name, default)`` / ``get_job_parameters()``: what
     ``CEP.pattern(job_parameters=...)`` gave. ``get_task_name()``,
     ``get_number_of_parallel_subtasks()`` and ``get_index_of_this_subtask()``: one of one in the
@@ -32,8 +33,9 @@ class RuntimeContext:
         subtask_index: int = 0,
         subtasks: int = 1,
     ) -> None:
-        """``keyed``: an object whose ``key`` attribute is the current key (the process
-        function's context, which the runtime points at each result)."""
+        """``keyed``: an object whose ``current_key`` attribute is the current key (the operator:
+        it sets it to the key of each element its NFA runs, and the pull API to the key of each
+        result it hands to the function)."""
         self._keyed = keyed
         self._metrics = metrics
         self._parameters: Mapping[str, Any] = MappingProxyType(dict(job_parameters or {}))
@@ -42,7 +44,7 @@ class RuntimeContext:
         self._tasks = subtasks
 
     def get_current_key(self) -> Any:
-        return None if self._keyed is None else self._keyed.key
+        return None if self._keyed is None else self._keyed.current_key
 
     def get_metrics(self) -> dict[str, Any]:
         return self._metrics()
@@ -73,7 +75,12 @@ class RuntimeContext:
 
 def open_operator(pattern: Pattern[Any], context: Any) -> None:
     """``open(context)`` on each rich condition of ``pattern``, after giving it the context."""
-    for condition in pattern_rich_conditions(pattern):
+    open_conditions(pattern_rich_conditions(pattern), context)
+
+
+def open_conditions(conditions: Iterable[Any], context: Any) -> None:
+    """``open(context)`` on each of ``conditions`` (rich conditions), after giving it the context."""
+    for condition in conditions:
         condition.set_runtime_context(context)
         condition.open(context)
 

@@ -119,9 +119,26 @@ def count_partial(state: Any) -> int:
 
 class Limiter:
     """Holds one operator to its ``PartialMatchLimit``: the partial matches of each key that has
-    any (counted again after each change of the key's runs), their sum, and the drops."""
+    any (counted again after each change of the key's runs), their sum, and the drops.
 
-    __slots__ = ("limit", "counts", "total", "dropped", "_per_key", "_per_operator", "_policy", "_window")
+    Under a per-operator ``drop_oldest`` it also keeps an index of each such key's oldest start,
+    ``(start, seq)`` (``seq``: the key's first appearance, the tie-breaker): a heap with stale
+    entries left in place, skipped when they come up and swept when they outnumber the live ones,
+    so a drop finds the oldest partial match of all keys without visiting every key.
+    """
+
+    __slots__ = (
+        "limit",
+        "counts",
+        "total",
+        "dropped",
+        "_per_key",
+        "_per_operator",
+        "_policy",
+        "_window",
+        "_heads",
+        "_oldest",
+    )
 
     def __init__(self, limit: PartialMatchLimit, window_timer: int = 0) -> None:
         """``window_timer``: the offset of the window timers the operator registers per new
@@ -134,15 +151,25 @@ class Limiter:
         self.counts: dict[Any, int] = {}
         self.total = 0
         self.dropped = 0
+        # the index of oldest starts (None when no per-operator drop_oldest needs it): each key's
+        # current head, and a heap of (start, seq, key) holding those heads and stale ones
+        self._heads: dict[Any, tuple[int, int]] = {}
+        self._oldest: list[tuple[int, int, Any]] | None = (
+            [] if limit.per_operator is not None and limit.policy == "drop_oldest" else None
+        )
 
     def reset(self) -> None:
         """Forget every key's count (the operator dropped or replaced all state)."""
         self.counts = {}
         self.total = 0
+        self._heads = {}
+        if self._oldest is not None:
+            self._oldest = []
 
     def forget(self, key: Any) -> None:
         """The key's state went."""
         self.total -= self.counts.pop(key, 0)
+        self._heads.pop(key, None)
 
     def recount(self, ks: KeyState) -> int:
         """Count the key's partial matches again; return the count."""
@@ -155,7 +182,40 @@ class Limiter:
         elif old:
             del counts[ks.key]
         self.total += n - old
+        if self._oldest is not None:
+            self._index(ks, n)
         return n
+
+    def _index(self, ks: KeyState, n: int) -> None:
+        """Record the key's oldest start (its runs' heap head: start runs sort last)."""
+        heads = self._heads
+        key = ks.key
+        if not n:
+            heads.pop(key, None)
+            return
+        head = (ks.state.queue[0].order[0], ks.seq)
+        if heads.get(key) != head:
+            heads[key] = head
+            oldest = self._oldest
+            assert oldest is not None  # (only called with the index)
+            heapq.heappush(oldest, (head[0], head[1], key))
+            if len(oldest) > 2 * len(heads) + 64:  # mostly stale: keep the live heads only
+                self._oldest = [(start, seq, k) for k, (start, seq) in heads.items()]
+                heapq.heapify(self._oldest)
+
+    def _oldest_key(self, keys: dict[Any, KeyState]) -> KeyState | None:
+        """The key whose oldest partial match started first (then: first seen), or None."""
+        oldest = self._oldest
+        assert oldest is not None
+        heads = self._heads
+        while oldest:
+            start, seq, key = oldest[0]
+            if heads.get(key) == (start, seq):
+                # (left in place: the key's next head replaces it, or it stays true; a key with
+                # partial matches holds state)
+                return keys[key]
+            heapq.heappop(oldest)
+        return None
 
     def check(self, keys: dict[Any, KeyState], ks: KeyState, timestamp: int, out: list[Output]) -> None:
         """After the runs of ``ks`` changed at ``timestamp``: count them, and apply the policy
@@ -197,15 +257,8 @@ class Limiter:
     ) -> None:
         """Drop the ``n`` partial matches of the earliest start among all keys (by start time,
         then by the key's first appearance), one at a time."""
-        counts = self.counts
         for _ in range(n):
-            oldest: KeyState | None = None
-            oldest_order: Any = None
-            for key in counts:
-                ks = keys[key]  # (a key with partial matches holds state)
-                order = (ks.state.queue[0].order[0], ks.seq)
-                if oldest_order is None or order < oldest_order:
-                    oldest, oldest_order = ks, order
+            oldest = self._oldest_key(keys)
             if oldest is None:
                 return
             self._release(oldest, [oldest.state.poll()], timestamp, PER_OPERATOR, out)

@@ -25,7 +25,7 @@ import heapq
 import sys
 import warnings
 from bisect import bisect_left
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, ClassVar
 
 from flowcep.nfa import NFA, NFACompiler
@@ -137,6 +137,7 @@ class CepOperator:
         "_idle",
         "_limiter",
         "_step",
+        "current_key",
     )
 
     def __init__(
@@ -203,7 +204,7 @@ class CepOperator:
     def _choose_step(self) -> Callable[..., list[Any]]:
         """``NFA.process``, or the pattern's generated step where the fast paths are on, keys keep
         no paths and no partial-match limit counts (the fused step's rule, see ``_elements``):
-        compiled when first used (``LazyStep``; ``_elements`` keeps the step itself then)."""
+        compiled when first used (``LazyStep``; ``_resolve_step`` keeps the step itself then)."""
         if (
             self._fast
             and self.GENERATED_STEP
@@ -213,6 +214,13 @@ class CepOperator:
         ):
             return LazyStep(self.nfa)
         return self.nfa.process
+
+    def _resolve_step(self) -> None:
+        """Keep the compiled step itself instead of its ``LazyStep`` (once per batch, before the
+        per-element paths call it)."""
+        step = self._step
+        if isinstance(step, LazyStep):
+            self._step = step.resolved()
 
     def _reset(self) -> None:
         self._keys: dict[Any, KeyState] = {}
@@ -240,6 +248,9 @@ class CepOperator:
         self.matches = 0
         self.timeouts = 0
         self.bad_records = 0
+        # the key whose element the NFA runs (its conditions read it: RuntimeContext), or whose
+        # result the pull API hands to its function
+        self.current_key: Any = None
         # None without a limit: the per-element path then checks nothing (flowcep.runtime.limits)
         limit = self.options.partial_match_limit
         self._limiter: Limiter | None = (
@@ -277,6 +288,112 @@ class CepOperator:
         self._elements(events, None, out)
         if self._errors:
             self._raise_errors(out)
+        return out
+
+    def process_key_history(self, events: Sequence[Any], times: Sequence[int]) -> list[Output]:
+        """One key's whole input, in time order, then the end of input: what
+        ``process_element(event, time)`` for each and then ``flush()`` return, in the same order
+        (``process_key_elements`` to the final watermark, then ``flush``). For a batch
+        (``flowcep.connectors``)."""
+        out = self.process_key_elements(events, times, LONG_MAX)
+        out.extend(self.flush())
+        return out
+
+    def process_key_elements(
+        self, events: Sequence[Any], times: Sequence[int], watermark: int
+    ) -> list[Output]:
+        """Elements of one key, in time order, and that key's firing at ``watermark``; the
+        caller then calls ``process_watermark(watermark)`` for the other keys.
+
+        Together, for each key, the outputs and state of ``process_element(event, time)`` for
+        each element and then ``process_watermark(watermark)``, in the same order per key (keys'
+        outputs may interleave otherwise). The key's elements up to ``watermark`` go to the NFA
+        at once, with the calls its firing would make, instead of being buffered first; late
+        ones come out as late, later ones are buffered. The events must share one key and
+        ``times`` must not decrease (a ValueError names the first that does). With a comparator,
+        a partial-match limit, ``on_error="raise"``, in processing time, or when the key has
+        elements buffered, the elements are only buffered (``process_element``) and fire at
+        ``process_watermark``. An exception other than a condition's leaves the operator to be
+        reset or restored.
+        """
+        if (
+            self.processing_time
+            or self._sort_key is not None
+            or not self._fast
+            or self._resume
+            or self._raise
+            or self._limiter is not None
+            or watermark <= self._watermark
+            or not events
+        ):
+            return self._buffer_elements(events, times)
+        key_by = self._key_by
+        try:
+            key = None if key_by is None else key_by(events[0])
+            ks: KeyState | None = self._keys.get(key)
+        except Exception:  # the general path reports it as a bad record
+            return self._buffer_elements(events, times)
+        if ks is not None and ks.head is not EMPTY:
+            return self._buffer_elements(events, times)
+        if self._step.__class__ is LazyStep:
+            self._resolve_step()
+        out: list[Output] = []
+        current = self._watermark
+        starts_nothing = self._starts_nothing
+        nfa = self.nfa
+        feed = self._feed_event
+        state = None if ks is None else ks.state
+        last = last_fed = LONG_MIN
+        taken = 0
+        fed = False  # an element went to the NFA: the key fires at the watermark
+        for event, t in zip(events, times):
+            if t != last:
+                if type(t) is not int or not last < t <= LONG_MAX:
+                    raise ValueError(
+                        f"process_key_elements: times must be ascending event times in ms; "
+                        f"{t!r} follows {last!r} (element {event!r})"
+                    )
+                last = t
+                if t > watermark:  # these wait in the key's buffer
+                    break
+            taken += 1
+            if t <= current:  # (_elements' test)
+                self.late += 1
+                out.append(Output(LATE, key, event, t))
+                continue
+            if ks is None or state is None:
+                # _elements' rule: an inert element does not give a key without state any
+                if starts_nothing is not None and t <= current + 1 and starts_nothing(event):
+                    continue
+                ks = self._new_key(key)
+                state = ks.state
+            if not fed:
+                fed = True
+                ks.due = NOT_DUE  # off the schedule (a listing lapses, see Schedule): it fires below
+            if t != last_fed:
+                last_fed = t
+                # _fire_time's own test before its call (a new time first times out what it ends)
+                deadline = ks.deadline
+                if deadline is UNKNOWN:
+                    deadline = ks.deadline = nfa.next_deadline(state)
+                if (deadline is not None and deadline <= t) or state.completed_matches.queue:
+                    self._advance(ks, t, out)
+            feed(ks, event, t, out)
+        self.events_in += taken
+        if taken and times[taken - 1] > self._max_timestamp:
+            self._max_timestamp = times[taken - 1]
+        if taken < len(events):
+            out.extend(self._buffer_elements(events[taken:], times[taken:]))
+        if fed:
+            assert ks is not None
+            ks.due = NOT_DUE
+            self._fire_key(ks, watermark, out)
+        return out
+
+    def _buffer_elements(self, events: Sequence[Any], times: Sequence[int]) -> list[Output]:
+        out: list[Output] = []
+        for event, t in zip(events, times):
+            out.extend(self.process_element(event, t))
         return out
 
     def process_watermark(self, timestamp: int) -> list[Output]:
@@ -424,7 +541,7 @@ class CepOperator:
         close_operator(self.pattern)
 
     def __enter__(self) -> CepOperator:
-        self.open(RuntimeContext(self.stats))
+        self.open(RuntimeContext(self.stats, keyed=self))
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -492,7 +609,14 @@ class CepOperator:
             self._clock.last,
             self._next_seq,
             self._resume,
-            (self.events_in, self.late, self.matches, self.timeouts, self.bad_records),
+            (
+                self.events_in,
+                self.late,
+                self.matches,
+                self.timeouts,
+                self.bad_records,
+                0 if self._limiter is None else self._limiter.dropped,
+            ),
             keys,
             None if pathless is None else pathless.events_count,
             [(ks.key, list(ks.timers)) for ks in self._idle.values()],
@@ -524,7 +648,9 @@ class CepOperator:
         self._clock.last = record.last_now
         self._next_seq = record.next_seq
         self._resume = record.resume
-        self.events_in, self.late, self.matches, self.timeouts, self.bad_records = record.counters
+        self.events_in, self.late, self.matches, self.timeouts, self.bad_records, dropped = record.counters
+        if self._limiter is not None:  # (an operator without a limit drops nothing, and counts none)
+            self._limiter.dropped = dropped
         scheduled = not self.processing_time or self._sort_key is not None
         for k in record.keys:
             ks = KeyState(k.key, k.seq, k.state, k.buffer if pathless is None else pathless)
@@ -676,9 +802,8 @@ class CepOperator:
         watermark it generates. ``timestamp`` (not None) overrides the extractor. One loop for
         a whole batch: what stays fixed is read once per batch, not once per element (a call per
         element cost measurably more; docs/runtime.md §8)."""
-        step = self._step
-        if step.__class__ is LazyStep:
-            self._step = step.resolved()  # type: ignore[attr-defined]
+        if self._step.__class__ is LazyStep:
+            self._resolve_step()
         if self.processing_time:
             for event in events:
                 self.events_in += 1
@@ -912,6 +1037,7 @@ class CepOperator:
             ks.head_ts = ts
             taken = True  # (consumed, also if processing it raises: see _feed)
             # _feed_event written out (the call is a fifth of this path's own cost)
+            self.current_key = ks.key
             try:
                 matches = self._step(ks.buffer, state, head, t)
             except ConditionError as exc:
@@ -1151,6 +1277,7 @@ class CepOperator:
     def _feed_event(self, ks: KeyState, event: Any, timestamp: int, out: list[Output]) -> None:
         """Process one element (see ``_feed``): its matches, its window timer, its bad record."""
         state = ks.state
+        self.current_key = ks.key
         try:
             matches = self._step(ks.buffer, state, event, timestamp)
         except ConditionError as exc:

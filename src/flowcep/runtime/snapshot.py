@@ -3,6 +3,9 @@
 Layout: ``MAGIC`` (8 bytes) | format version (2 bytes, big endian) | SHA-256 fingerprint of the
 pattern (32 bytes) | pickle (protocol 5) of the operator's state.
 
+Version 4 adds the count of dropped partial matches to the operator's counters; version 3 bytes
+(five counters) are still read, with none dropped.
+
 By default the payload is pickled canonically, so that equal states give equal bytes no matter
 how the objects were created (straight through, or restored and continued): strings and tuples
 of atoms are shared by value, not by identity, and sets are written sorted. ``canonical=False``
@@ -23,7 +26,8 @@ from typing import Any, Final
 import attrs
 
 MAGIC: Final = b"FLOWCEP\x00"
-FORMAT_VERSION: Final = 3
+FORMAT_VERSION: Final = 4
+READ_VERSIONS: Final = (3, 4)  # the format versions ``unpack`` reads
 _PROTOCOL: Final = 5
 _HEADER: Final = len(MAGIC) + 2 + 32
 
@@ -60,7 +64,7 @@ class KeySnapshot:
 
 @attrs.frozen(slots=True)
 class OperatorSnapshot:
-    """Everything an operator's snapshot holds, as written in format version 3 (``payload``)."""
+    """Everything an operator's snapshot holds, as written in format version 4 (``payload``)."""
 
     mode: str  # EVENT_TIME or PROCESSING_TIME
     watermark: int
@@ -68,7 +72,8 @@ class OperatorSnapshot:
     last_now: int
     next_seq: int
     resume: bool  # a firing was interrupted by an exception
-    counters: tuple[int, int, int, int, int]  # events_in, late, matches, timeouts, bad_records
+    # events_in, late, matches, timeouts, bad_records, dropped_partial_matches
+    counters: tuple[int, int, int, int, int, int]
     keys: list[KeySnapshot]
     event_counts: dict[int, int] | None  # the buffer without paths: arrival counters by timestamp
     idle: list[tuple[Any, list[int]]]  # keys that hold nothing but window timers, and those
@@ -78,7 +83,7 @@ class OperatorSnapshot:
         return pack(fingerprint, self.payload(), canonical)
 
     def payload(self) -> tuple[Any, ...]:
-        """The pickled layout: tuples and lists as format version 3 has them."""
+        """The pickled layout: tuples and lists as format version 4 has them."""
         clocks = (
             self.watermark,
             self.max_timestamp,
@@ -93,13 +98,15 @@ class OperatorSnapshot:
     @classmethod
     def decode(cls, data: bytes, fingerprint: bytes) -> OperatorSnapshot:
         """Read ``data`` (``SnapshotError`` for another format, another pattern or a bad layout)."""
-        payload = unpack(data, fingerprint)
+        version, payload = unpack_versioned(data, fingerprint)
         try:
             if len(payload) == 5:  # taken before keys with nothing but window timers were kept
                 payload = (*payload, [])
             mode, clocks, counters, keys, event_counts, idle = payload
             watermark, max_timestamp, _, last_now, next_seq, resume = clocks
-            events_in, late, matches, timeouts, bad_records = counters
+            if version == 3:  # no drops counted yet
+                counters = (*counters, 0)
+            events_in, late, matches, timeouts, bad_records, dropped = counters
             return cls(
                 mode,
                 watermark,
@@ -107,7 +114,7 @@ class OperatorSnapshot:
                 last_now,
                 next_seq,
                 resume,
-                (events_in, late, matches, timeouts, bad_records),
+                (events_in, late, matches, timeouts, bad_records, dropped),
                 [KeySnapshot(*key) for key in keys],
                 event_counts,
                 [(key, [int(t) for t in timers]) for key, timers in idle],
@@ -235,15 +242,21 @@ def pack(fingerprint: bytes, payload: Any, canonical: bool = True) -> bytes:
 
 def unpack(data: bytes, fingerprint: bytes) -> Any:
     """Check the header against ``fingerprint`` and return the payload; ``SnapshotError`` if wrong."""
+    return unpack_versioned(data, fingerprint)[1]
+
+
+def unpack_versioned(data: bytes, fingerprint: bytes) -> tuple[int, Any]:
+    """The format version and the payload (see ``unpack``)."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise SnapshotError(f"a snapshot is bytes, got {type(data).__name__}")
     data = bytes(data)
     if len(data) < _HEADER or not data.startswith(MAGIC):
         raise SnapshotError("not a flowcep operator snapshot (bad magic bytes)")
     version = int.from_bytes(data[len(MAGIC) : len(MAGIC) + 2], "big")
-    if version != FORMAT_VERSION:
+    if version not in READ_VERSIONS:
         raise SnapshotError(
-            f"unsupported flowcep snapshot format version {version}; this flowcep reads version {FORMAT_VERSION}"
+            f"unsupported flowcep snapshot format version {version}; this flowcep reads versions "
+            + " and ".join(map(str, READ_VERSIONS))
         )
     found = data[len(MAGIC) + 2 : _HEADER]
     if found != fingerprint:
@@ -253,7 +266,7 @@ def unpack(data: bytes, fingerprint: bytes) -> Any:
             "operator); restore it into an operator built with the same pattern"
         )
     try:
-        return loads(data[_HEADER:])
+        return version, loads(data[_HEADER:])
     except Exception as exc:
         raise SnapshotError(f"corrupt flowcep snapshot payload: {exc}") from exc
 

@@ -247,7 +247,7 @@ class ResultStream(Iterator[Any]):
         self._function = fn
         # a timeout function of its own is opened and closed too (Flink's RichFunction)
         self._timeout_function = timeout_fn if timeout_fn is not None and timeout_fn is not fn else None
-        self.runtime_context = RuntimeContext(self.operator.stats, stream.job_parameters, self._context)
+        self.runtime_context = RuntimeContext(self.operator.stats, stream.job_parameters, self.operator)
         self._late_tag = stream.late_data_tag
         self._dropped_tag = stream.dropped_tag
         self._finished = False
@@ -380,16 +380,17 @@ class ResultStream(Iterator[Any]):
 
     def _dispatch(self, outputs: list[Output]) -> None:
         ctx = self._context
+        op = self.operator
         main = self._main.append
         for o in outputs:
             kind = o.kind
             if kind == MATCH:
-                ctx.key = o.key
+                op.current_key = ctx.key = o.key
                 ctx._timestamp = o.timestamp
                 self._on_match(o, main, self._timeout_sink)
             elif kind == TIMEOUT:
                 if self._on_timeout is not None:
-                    ctx.key = o.key
+                    op.current_key = ctx.key = o.key
                     ctx._timestamp = o.timestamp
                     self._on_timeout(o, main, self._timeout_sink)
             elif kind == LATE:

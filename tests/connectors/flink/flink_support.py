@@ -119,8 +119,9 @@ class FakeFlink:
     state write and unpickles every read (PyFlink with its state cache disabled).
     """
 
-    def __init__(self, function: Any, *, pickle_state: bool = False) -> None:
+    def __init__(self, function: Any, *, pickle_state: bool = False, metrics: bool = True) -> None:
         self.function = function
+        self.metrics = metrics  # False: no metric group (PyFlink with python.metric.enabled false)
         self.pickle_state = pickle_state
         self.store: dict[Any, Any] = {}
         self.event_timers: list[tuple[int, int, Any]] = []
@@ -241,8 +242,8 @@ class _FakeRuntimeContext:
     def get_state(self, descriptor: Any) -> _FakeValueState:
         return _FakeValueState(self.flink)
 
-    def get_metrics_group(self) -> _FakeMetrics:
-        return _FakeMetrics(self.flink)
+    def get_metrics_group(self) -> _FakeMetrics | None:
+        return _FakeMetrics(self.flink) if self.flink.metrics else None
 
     def get_index_of_this_subtask(self) -> int:
         return 0

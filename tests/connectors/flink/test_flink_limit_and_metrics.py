@@ -3,6 +3,7 @@ lifecycle of rich conditions: driven without a JVM (``FakeFlink``) and in real j
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import cep_scenarios as sc
@@ -56,6 +57,18 @@ def test_the_function_registers_its_counters_in_flinks_metric_group() -> None:
         "numBadRecords": 0,
         "numDroppedPartialMatches": 0,
     }
+
+
+def test_without_a_metric_group_the_function_counts_nothing_and_runs() -> None:
+    # PyFlink gives no metric group with python.metric.enabled false
+    flink = FakeFlink(function(ab(10), partial_match_limit=PartialMatchLimit(per_key=1)), metrics=False)
+    for t in (1, 2):
+        flink.element("k", ("k", "a", t), t)
+    flink.element("k", ("k", "b", 3), 3)
+    flink.watermark(100)
+    assert [m[3] for m in flink.main()] == [{"a": [2], "b": [3]}]
+    assert [d.start_timestamp for d in flink.side("dropped-partial-matches")] == [1]
+    assert flink.counters == {}
 
 
 def test_a_flink_job_drops_what_the_embedded_runtime_drops() -> None:
@@ -148,3 +161,71 @@ def test_a_flink_job_opens_a_rich_condition_once_per_subtask(tmp_path: Any) -> N
     got = collect(result)
     assert sorted(got["main"]) == [2 * t + 1 for t in range(1, 21)]
     assert sorted(log.read_text().split("\n")[:-1]) == ["close", "close", "open 0", "open 1"]
+
+
+def _reporter_jar(tmp_path: Any) -> str:
+    """The test reporter (``reporter/KeepingReporter.java``) compiled against this PyFlink's Flink."""
+    import glob
+    import shutil
+    import subprocess
+    import zipfile
+
+    import pyflink
+    import pytest
+
+    javac = shutil.which("javac")
+    if javac is None:
+        pytest.skip("compiling the test metric reporter needs a JDK's javac (DESIGN.md section 1)")
+    here = os.path.dirname(os.path.abspath(__file__))
+    [dist] = glob.glob(os.path.join(os.path.dirname(pyflink.__file__), "lib", "flink-dist-*.jar"))
+    classes = tmp_path / "classes"
+    subprocess.run(
+        [javac, "-d", str(classes), "-cp", dist, os.path.join(here, "reporter", "KeepingReporter.java")],
+        check=True,
+    )
+    jar = tmp_path / "keeping-reporter.jar"
+    with zipfile.ZipFile(jar, "w") as z:
+        for path in classes.rglob("*.class"):
+            z.write(path, str(path.relative_to(classes)))
+        # Flink finds reporter factories with Java's ServiceLoader
+        z.writestr(
+            "META-INF/services/org.apache.flink.metrics.reporter.MetricReporterFactory",
+            "flowcep_test.KeepingReporter\n",
+        )
+    return str(jar)
+
+
+def test_a_flink_job_reports_its_counters_to_flinks_metric_reporters(tmp_path: Any) -> None:
+    """A real job (``metrics_job.py``), its counters read from Flink's metric registry: matches and
+    timeouts counted in timers, late and bad records and a dropped partial match in records."""
+    import json
+    import subprocess
+    import sys
+
+    import flowcep
+
+    jar = _reporter_jar(tmp_path)
+    here = os.path.dirname(os.path.abspath(__file__))
+    src = os.path.dirname(os.path.dirname(os.path.abspath(flowcep.__file__)))
+    # a job run earlier in this process leaves PYFLINK_GATEWAY_DISABLED set (as in a Python worker),
+    # which would keep the job's process from starting its own gateway
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PYFLINK_GATEWAY")}
+    env["HADOOP_CLASSPATH"] = os.pathsep.join(p for p in (jar, env.get("HADOOP_CLASSPATH")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+    job = subprocess.run(
+        [sys.executable, os.path.join(here, "metrics_job.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert job.returncode == 0, job.stderr[-4000:]
+    report = json.loads(job.stdout.strip().splitlines()[-1])
+    assert report["matches"] == [["k", [1000], [2000]], ["k", [5000], [6000]]]
+    assert report["counters"] == {
+        "numMatches": 2,
+        "numTimeouts": 1,
+        "numLateRecords": 2,
+        "numBadRecords": 1,
+        "numDroppedPartialMatches": 1,
+    }

@@ -51,3 +51,27 @@ def test_a_rich_condition_is_opened_and_closed_once_per_spark_task(spark: Any, t
     for kind, _, pid in lines:
         by_process.setdefault(pid, []).append(kind)
     assert all(kinds == ["open", "close"] * (len(kinds) // 2) for kinds in by_process.values())
+
+
+class TypeBOfTheCurrentKey(RichIterativeCondition):
+    """``type == "b"`` for an event of the key the context says is current (none if it says
+    another, or no key)."""
+
+    def open(self, context: Any) -> None:
+        self.context = context
+
+    def filter(self, value: Any, ctx: Any) -> bool:
+        return bool(value.type == "b" and self.context.get_current_key() == value.user)
+
+
+def test_a_rich_conditions_context_gives_the_key_of_the_row_it_runs_on(spark: Any) -> None:
+    def pattern(b_condition: Any) -> Pattern:
+        return (
+            Pattern.begin("a").where(lambda e: e.type == "a").followed_by("b").where(b_condition).within(20)
+        )
+
+    df = spark.createDataFrame(events(300, users=6), SCHEMA)
+    keyed = detect(df, pattern(TypeBOfTheCurrentKey()), key="user", timestamp="ms").collect()
+    plain = detect(df, pattern(lambda e: e.type == "b"), key="user", timestamp="ms").collect()
+    assert sum(1 for r in plain if r.kind == "match") > 0
+    assert sorted(map(tuple, keyed)) == sorted(map(tuple, plain))

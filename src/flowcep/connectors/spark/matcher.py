@@ -21,6 +21,7 @@ from typing import Any
 
 from pyspark.sql import Row
 
+from flowcep.connectors.jsontext import row_encoder
 from flowcep.connectors.selecting import select_arity as select_arity  # (its import path here)
 from flowcep.hierarchy import Hierarchy, HierarchyOperator, HierarchyPlan
 from flowcep.hierarchy.event import ComplexEvent, plain_match
@@ -115,10 +116,13 @@ class Matcher:
         self._op: Any = None
         self._bounded: Any = None
         self.event_class = event_class(self.user_fields)
+        # an event's JSON object without the dict (its last item, the event time, left out)
+        self._encode_event = None if self.recursive else row_encoder(self.user_fields, 1)
+        self._step_text: dict[str, str] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        for name in ("_op", "_bounded", "event_class"):
+        for name in ("_op", "_bounded", "event_class", "_encode_event", "_step_text"):
             state.pop(name, None)
         return state
 
@@ -191,22 +195,26 @@ class Matcher:
     # -- a task's lifecycle: the pattern's rich conditions, opened once per Spark task
 
     def open_task(self) -> None:
-        """Open the pattern's ``RichIterativeCondition``s for this task, with a ``RuntimeContext``
-        naming the task's partition (an event hierarchy's operator opens nothing)."""
+        """Open the pattern's ``RichIterativeCondition``s (every level's, for an event hierarchy)
+        for this task, with a ``RuntimeContext`` naming the task's partition and giving the key
+        of the element a condition runs on (``get_current_key()``, where the operator tracks it)."""
         from pyspark import TaskContext
 
         from flowcep.runtime import RuntimeContext
 
-        if self.levels:
-            return
         op = self.operator()
         task = TaskContext.get()
         index = task.partitionId() if task is not None else 0
-        op.open(RuntimeContext(op.stats, task_name=f"flowcep (Spark partition {index})", subtask_index=index))
+        keyed = op if hasattr(op, "current_key") else None
+        op.open(
+            RuntimeContext(
+                op.stats, keyed=keyed, task_name=f"flowcep (Spark partition {index})", subtask_index=index
+            )
+        )
 
     def close_task(self) -> None:
         """Close what ``open_task`` opened."""
-        if self._op is not None and not self.levels:
+        if self._op is not None:
             self._op.close()
 
     # -- batch: one key's events, sorted by time; then the end of input
@@ -216,8 +224,21 @@ class Matcher:
             return
         op = self.operator()
         bad_key = self.key_positions is not None and None in key
-        process = self.processor(op)
         emit = self.emit
+        # (an event hierarchy's or a rule set's operator has no such call: one by one below)
+        history = getattr(op, "process_key_history", None)
+        if history is not None and not bad_key:
+            # rows sort nulls first: the rows without an event time are reported first, then the
+            # key's history goes through the operator at once (no buffering: nothing is late)
+            times = [_item(e, -1) for e in events]
+            skip = times.count(None)
+            for e in events[:skip]:
+                self.invalid(key, e, None, out)
+            if skip:
+                events, times = events[skip:], times[skip:]
+            emit(history(events, times), out)
+            return
+        process = self.processor(op)
         for e in events:
             ms = _item(e, -1)
             if ms is None or bad_key:
@@ -385,6 +406,22 @@ class Matcher:
 
     def events_json(self, value: dict[str, list[Any]], reason: str | None = None) -> str:
         """The JSON text of ``{step: [row dict]}`` (plus ``"reason"``): the ``events`` column."""
+        encode = self._encode_event
+        if reason is None and encode is not None:
+            # the usual case, written out: each event by the encoder generated for its columns
+            # (the same text as the dicts through dumps, in half the time)
+            steps = self._step_text
+            cls = self.event_class
+            row = self.row_dict
+            parts = []
+            for step, events in value.items():
+                head = steps.get(step)
+                if head is None:
+                    head = steps[step] = dumps(step) + ": ["
+                parts.append(
+                    head + ", ".join([encode(e) if type(e) is cls else dumps(row(e)) for e in events]) + "]"
+                )
+            return "{" + ", ".join(parts) + "}"
         doc: dict[str, Any] = self.events_dict(value)
         if reason is not None:
             doc["reason"] = reason

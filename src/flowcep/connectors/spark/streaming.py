@@ -235,12 +235,12 @@ class BucketProcessor(StatefulProcessor):
         make = self._make
         single = self._single
         positions = self._positions
-        process = m.processor(op)
-        emit = m.emit
         track = self.ttl_ms is not None
         key_of = self._key_of
         latest_ms: int | None = None
         item = tuple.__getitem__  # not Row.__getitem__, which is Python code
+        # the bucket's events by key, each key's in the order they came
+        by_key: dict[Any, list[Any]] = {}
         for row in rows:
             for items in unchunk(item(row, 1)):  # (the row's first cell is the bucket)
                 event = make(items)  # the user's columns and the event time
@@ -252,27 +252,65 @@ class BucketProcessor(StatefulProcessor):
                 if ms is None or bad_key:
                     m.invalid(m.row_key(event), event, ms, out)
                     continue
-                outputs = process(event, ms)
-                if outputs:
-                    emit(outputs, out)
+                k = key_of(event) if key_of is not None else None
+                listed = by_key.get(k)
+                if listed is None:
+                    by_key[k] = [event]
+                else:
+                    listed.append(event)
                 if latest_ms is None or ms > latest_ms:
                     latest_ms = ms
-                if track:
-                    k = key_of(event) if key_of is not None else None
-                    if latest.get(k, ms - 1) < ms:
-                        latest[k] = ms
-        if latest_ms is not None:
-            # The bucket's own watermark: Spark's next one is at least (max event time seen) -
-            # delay, and rows at or before it will then be late, so nothing still to come can
-            # precede this. It releases output a micro-batch early, and the rows of this batch
-            # need not be stored as buffered elements.
-            own = latest_ms - self.delay
-            if own > op.current_watermark:
-                emit(op.process_watermark(own), out)
+                if track and latest.get(k, ms - 1) < ms:
+                    latest[k] = ms
+        # The bucket's own watermark: Spark's next one is at least (max event time seen) - delay,
+        # and rows at or before it will then be late, so nothing still to come can precede this.
+        # It releases output a micro-batch early, and the rows of this batch need not be stored
+        # as buffered elements.
+        own = None if latest_ms is None else latest_ms - self.delay
+        if own is not None and own > op.current_watermark:
+            self._feed_keys(op, by_key, own, out)
+            m.emit(op.process_watermark(own), out)
+        else:
+            self._feed_one_by_one(op, by_key, out)
         self._store(op, had, timer, latest, None)
         if m.gauges:
             m.gauge_row(op, out)
         return m.as_rows(out)
+
+    def _feed_keys(self, op: Any, by_key: dict[Any, list[Any]], watermark: int, out: list[Any]) -> None:
+        """Each key's events up to ``watermark`` through the NFA at once, where they came in time
+        order (``CepOperator.process_key_elements``); else (or for an event hierarchy) one by one.
+        The caller then brings the operator to ``watermark``."""
+        process_key = getattr(op, "process_key_elements", None)
+        if process_key is None:  # an event hierarchy's or a rule set's operator
+            self._feed_one_by_one(op, by_key, out)
+            return
+        emit = self.matcher.emit
+        item = tuple.__getitem__
+        process = op.process_element
+        for events in by_key.values():
+            times = [item(e, -1) for e in events]
+            if len(times) == 1 or times == sorted(times):
+                outputs = process_key(events, times, watermark)
+                if outputs:
+                    emit(outputs, out)
+            else:  # (the operator orders them)
+                for e, ms in zip(events, times):
+                    outputs = process(e, ms)
+                    if outputs:
+                        emit(outputs, out)
+
+    def _feed_one_by_one(self, op: Any, by_key: dict[Any, list[Any]], out: list[Any]) -> None:
+        """Each event through ``process_element`` (buffered under its key until the watermark)."""
+        m = self.matcher
+        process = m.processor(op)
+        emit = m.emit
+        item = tuple.__getitem__
+        for events in by_key.values():
+            for e in events:
+                outputs = process(e, item(e, -1))
+                if outputs:
+                    emit(outputs, out)
 
     def handleExpiredTimer(  # noqa: N802
         self,
