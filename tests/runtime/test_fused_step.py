@@ -97,9 +97,9 @@ def test_ordered_input_of_one_key_takes_the_fused_step(monkeypatch: pytest.Monke
     fused: list[bool] = []
     step = CepOperator._fire_head_alone
 
-    def counted(self: CepOperator, *args: Any) -> bool:
-        fused.append(step(self, *args))
-        return fused[-1]
+    def counted(self: CepOperator, *args: Any) -> None:
+        step(self, *args)
+        fused.append(True)
 
     monkeypatch.setattr(CepOperator, "_fire_head_alone", counted)
     op = CepOperator(pattern, timestamp=lambda e: e.ts)
@@ -109,6 +109,28 @@ def test_ordered_input_of_one_key_takes_the_fused_step(monkeypatch: pytest.Monke
         ("match", {"s0": [events("a1")[0]], "s1": [events("b3")[0]]}, 3)
     ]
     assert op.flush() == []
+
+
+def test_a_key_the_fused_step_fired_stays_off_the_schedule_until_the_call_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a followed_by b within 5 ms: x2 takes the key off the schedule, b3 and x4 find it off
+    pattern, _ = compile_or_reject(
+        dict(steps=[_step("a"), _step("b", "followed_by")], window=5, skip="no_skip")
+    )
+    parks: list[bool] = []
+    park = CepOperator._park
+
+    def counted(self: CepOperator, *args: Any) -> bool:
+        parks.append(park(self, *args))
+        return parks[-1]
+
+    monkeypatch.setattr(CepOperator, "_park", counted)
+    op = CepOperator(pattern, timestamp=lambda e: e.ts)
+    op.process_elements(events("a1 x2 b3 x4"))
+    assert parks == [True]
+    op._check()  # noqa: SLF001  (back on the schedule: at x4, before a1's window timer at 6)
+    assert op.next_deadline() == 4
 
 
 class Stop(BaseException):

@@ -56,24 +56,47 @@ def compile_plan(
 ) -> Plan:
     """The plan of ``decision`` for a run in state ``state_name`` (see the module docstring);
     ``slots`` gives each new run the decision slot of its state (``NFA._slots``)."""
-    edges, total_takes, total_ignores = decision.edges, decision.takes, decision.ignores
-    finals = decision.finals or []  # (None only without TAKE edges)
+    names: dict[str, Any] = {"new": object.__new__, "CS": ComputationState, "NO_EVENTS": NO_EVENTS}
+    slot_vars: dict[str, str] = {}
+    body = plan_lines(decision, state_name, is_start, kinds, keeps_paths, slots, names, slot_vars, False)
     lines = [
         "def plan(run, handle, buffer, state, partial, potential):",
-        "    version = run.version",
-        "    previous_entry = run.previous_entry",
+        *("    " + line for line in body),
     ]
-    names: dict[str, Any] = {"new": object.__new__, "CS": ComputationState}
-    names["NO_EVENTS"] = NO_EVENTS
+    # generated from the compiled states; names (the user's step names) enter as repr() literals
+    plan: Plan = generated("\n".join(lines), "plan", names)
+    return plan
+
+
+def plan_lines(
+    decision: Decision,
+    state_name: str,
+    is_start: bool,
+    kinds: dict[str, str],
+    keeps_paths: bool,
+    slots: dict[str, Any],
+    names: dict[str, Any],
+    slot_vars: dict[str, str],
+    inline: bool,
+) -> list[str]:
+    """The body of ``decision``'s plan (``compile_plan``), unindented, reading ``run``,
+    ``buffer``, ``state``, ``partial`` and ``potential``, and adding the values it needs to
+    ``names`` (``new``, ``CS`` and ``NO_EVENTS`` are there already). ``slot_vars`` names the
+    slots bound so far (state name -> variable). ``inline``: the body runs inside a generated
+    step (``flowcep.nfa.stepgen``), which has ``event``, ``timestamp`` and the event's id
+    ``eid`` (None until registered) as locals instead of a handle."""
+    edges, total_takes, total_ignores = decision.edges, decision.takes, decision.ignores
+    finals = decision.finals or []  # (None only without TAKE edges)
+    lines = ["version = run.version", "previous_entry = run.previous_entry"]
     if total_takes:
-        lines += ["    timestamp = handle.timestamp", "    event = handle.event", "    match = run.match"]
+        if not inline:
+            lines += ["timestamp = handle.timestamp", "event = handle.event"]
+        lines.append("match = run.match")
     take_branches_to_visit = total_take_to_skip = total_takes - 1 if total_takes else 0
     ignore_branches_to_visit = total_ignores
     made: list[tuple[str, str]] = []  # (variable, kind) of the new runs, in Flink's order
     registered = False
     hands_over = False  # whether some TAKE edge takes over the run's lock (when it has an entry)
-
-    slot_vars: dict[str, str] = {}  # state name -> the name its slot is bound to
 
     def new_run(var: str, state: str, *fields: str) -> None:
         """``var``: a new run in ``state`` (its slot) with the other ``fields``."""
@@ -83,8 +106,8 @@ def compile_plan(
             names[slot_var] = slots[state]
         fields = (slot_var, *fields)
         assert len(fields) == len(_FIELDS)
-        lines.append(f"    {var} = new(CS)")
-        lines.extend(f"    {var}.{attr} = {value}" for attr, value in zip(_FIELDS, fields))
+        lines.append(f"{var} = new(CS)")
+        lines.extend(f"{var}.{attr} = {value}" for attr, value in zip(_FIELDS, fields))
 
     for i, edge in enumerate(edges):
         action, target, page = edge.action, edge.target, repr(edge.page)  # (the page as a str literal)
@@ -97,7 +120,7 @@ def compile_plan(
             else:
                 version = _increased("version", total_take_to_skip + ignore_branches_to_visit) + " + (0,)"
                 ignore_branches_to_visit -= 1
-            lines.append(f"    v{i} = {version}")
+            lines.append(f"v{i} = {version}")
             new_run(
                 var,
                 target,
@@ -108,47 +131,59 @@ def compile_plan(
             )
             if keeps_paths:
                 lines += [
-                    "    if previous_entry is not None:",
-                    f"        buffer.lock_node(previous_entry, v{i})",
+                    "if previous_entry is not None:",
+                    f"    buffer.lock_node(previous_entry, v{i})",
                 ]
         else:  # TAKE
             last_take = take_branches_to_visit == 0
-            lines.append(f"    v{i} = {_increased('version', take_branches_to_visit)}")
-            lines.append(f"    n{i} = v{i} + (0,)")
+            lines.append(f"v{i} = {_increased('version', take_branches_to_visit)}")
+            lines.append(f"n{i} = v{i} + (0,)")
             take_branches_to_visit -= 1
             if not registered:
-                lines.append("    event_id = handle.event_id")
-                lines.append("    if event_id is None:")
-                if keeps_paths:
-                    lines.append(
-                        "        event_id = handle.event_id = buffer.register_event(event, timestamp)"
-                    )
+                if inline:
+                    assert not keeps_paths, "a generated step keeps no paths"
+                    # PathlessBuffer.next_event_id written out
+                    lines += [
+                        "if eid is None:",
+                        "    counts = buffer.events_count",
+                        "    seq = counts.get(timestamp, 0)",
+                        "    counts[timestamp] = seq + 1",
+                        "    eid = (timestamp, seq)",
+                        "event_id = eid",
+                    ]
                 else:
-                    # what PathlessBuffer.register_event does, without the call in between
-                    lines.append("        event_id = handle.event_id = buffer.next_event_id(timestamp)")
+                    lines.append("event_id = handle.event_id")
+                    lines.append("if event_id is None:")
+                    if keeps_paths:
+                        lines.append(
+                            "    event_id = handle.event_id = buffer.register_event(event, timestamp)"
+                        )
+                    else:
+                        # what PathlessBuffer.register_event does, without the call in between
+                        lines.append("    event_id = handle.event_id = buffer.next_event_id(timestamp)")
                 registered = True
             if keeps_paths:
                 # the last TAKE stores the event under the run's own version: the run's lock on
                 # its node passes to the new edge (see NFA._compute_next_states)
                 lock_previous = "previous_entry is None" if last_take else "True"
                 lines.append(
-                    f"    e{i} = buffer.put({page}, event_id, previous_entry, v{i}, {lock_previous}, True)"
+                    f"e{i} = buffer.put({page}, event_id, previous_entry, v{i}, {lock_previous}, True)"
                 )
             else:
-                lines.append(f"    e{i} = (event_id, {page})")
+                lines.append(f"e{i} = (event_id, {page})")
             hands_over = hands_over or last_take
             if is_start:
                 order = "event_id"
-                lines += ["    if timestamp > 0:", "        state.new_start_partial_match = True"]
+                lines += ["if timestamp > 0:", "    state.new_start_partial_match = True"]
             else:
                 order = "run.order"
             lines += [
-                "    if match is not None:",
-                f"        m{i} = (match, {page}, event)",
-                "    elif previous_entry is None:",
-                f"        m{i} = (NO_EVENTS, {page}, event)",
-                "    else:",
-                f"        m{i} = None",
+                "if match is not None:",
+                f"    m{i} = (match, {page}, event)",
+                "elif previous_entry is None:",
+                f"    m{i} = (NO_EVENTS, {page}, event)",
+                "else:",
+                f"    m{i} = None",
             ]
             new_run(var, target, f"e{i}", f"n{i}", order, f"m{i}")
             final = finals[i]
@@ -157,7 +192,7 @@ def compile_plan(
                 var = f"q{i}"
                 new_run(var, final, f"e{i}", f"n{i}", order, f"m{i}")
                 if keeps_paths:
-                    lines.append(f"    buffer.lock_node(e{i}, n{i})")
+                    lines.append(f"buffer.lock_node(e{i}, n{i})")
                 made.append((var, kinds[final]))
                 continue
         made.append((var, kinds[target]))
@@ -168,49 +203,55 @@ def compile_plan(
         # key's queue is its only holder: it takes the version itself instead (on W5 every new
         # start run outlived PyPy's nursery).
         version = _increased("version", self_state(total_ignores, total_takes))
-        lines += [f"    run.version = {version}", "    rs = run"]
+        lines += [f"run.version = {version}", "rs = run"]
         made.append(("rs", kinds[state_name]))
     if keeps_paths and not hands_over:
         # no TAKE took the run's lock over: release it
         lines += [
-            "    if previous_entry is not None:",
-            "        buffer.release_node(previous_entry, version)",
+            "if previous_entry is not None:",
+            "    buffer.release_node(previous_entry, version)",
         ]
     # where the new runs go (NFA.process): completed matches now, partial ones once it is
     # known that none of them stops the others
     stops = any(kind is STOP for _, kind in made)
     for var, kind in made:
         if kind is FINAL:
-            lines.append(f"    potential.add({var})")
+            lines += add_to_queue("potential", var, False, True) if inline else [f"potential.add({var})"]
         elif kind is STOP and keeps_paths:
-            lines.append(f"    buffer.release_node({var}.previous_entry, {var}.version)")
+            lines.append(f"buffer.release_node({var}.previous_entry, {var}.version)")
     for var, kind in made:
         if kind is ALIVE:
             if not stops:
-                lines += _add_to_queue("partial", var, var == "rs")
+                lines += add_to_queue("partial", var, var == "rs", inline)
             elif keeps_paths:
-                lines.append(f"    buffer.release_node({var}.previous_entry, {var}.version)")
-    # generated from the compiled states; names (the user's step names) enter as repr() literals
-    plan: Plan = generated("\n".join(lines), "plan", names)
-    return plan
+                lines.append(f"buffer.release_node({var}.previous_entry, {var}.version)")
+    return lines
 
 
-def _add_to_queue(queue: str, var: str, last: bool) -> list[str]:
+def add_to_queue(queue: str, var: str, last: bool, inline: bool = False) -> list[str]:
     """``queue.add(var)`` (JavaPriorityQueue, Java's sift-up) written out; ``last``: the run
-    sorts after every other (a start run without events), so that it only goes to the end."""
+    sorts after every other (a start run without events), so that it only goes to the end.
+    ``inline`` (a generated step, CPython): the usual case first, a run that sorts after its
+    parent-to-be (no sift), with one comparison."""
     if last:
-        return [f"    {queue}.queue.append({var})"]
-    return [
-        f"    q = {queue}.queue",
-        f"    q.append({var})",
-        "    k = len(q) - 1",
-        f"    key = {var}.order",
-        "    while k > 0:",
-        "        parent = (k - 1) >> 1",
-        "        e = q[parent]",
-        "        if key >= e.order:",
-        "            break",
-        "        q[k] = e",
-        "        k = parent",
-        f"    q[k] = {var}",
+        return [f"{queue}.queue.append({var})"]
+    sift = [
+        "while k > 0:",
+        "    parent = (k - 1) >> 1",
+        "    e = q[parent]",
+        "    if key >= e.order:",
+        "        break",
+        "    q[k] = e",
+        "    k = parent",
+        f"q[k] = {var}",
     ]
+    if inline:
+        return [
+            f"q = {queue}.queue",
+            "k = len(q)",
+            f"q.append({var})",
+            f"if k and {var}.order < q[(k - 1) >> 1].order:",
+            f"    key = {var}.order",
+            *("    " + line for line in sift),
+        ]
+    return [f"q = {queue}.queue", f"q.append({var})", "k = len(q) - 1", f"key = {var}.order", *sift]

@@ -138,9 +138,20 @@ class _Unrolled:
     MAX_CONDITIONS = 64
     MAX_STEPS = 2000
 
-    def __init__(self, states: dict[str, CompiledState], state: CompiledState, with_context: bool) -> None:
+    def __init__(
+        self,
+        states: dict[str, CompiledState],
+        state: CompiledState,
+        with_context: bool,
+        prefix: str = "",
+        leaf: str = "return decisions[{}]",
+    ) -> None:
         self.states = states
         self.state = state
+        # how the lines name condition k (``{prefix}f{k}``) and end a branch with decision n
+        # (``leaf.format(n)``): a generated step (flowcep.nfa.stepgen) inlines them
+        self.prefix = prefix
+        self.leaf = leaf
         # whether the function gets the run's context (its decision may read the partial match)
         self.with_context = with_context
         self.lines: list[str] = []
@@ -173,7 +184,8 @@ class _Unrolled:
         self.evaluators.append(transition.evaluator)
         self.pages.append(transition.page)
         pad = "    " * depth
-        call = f"f{k}(event, ctx)" if transition.iterative else f"f{k}(event)"  # iterative: the run's context
+        f = f"{self.prefix}f{k}"
+        call = f"{f}(event, ctx)" if transition.iterative else f"{f}(event)"  # iterative: the run's context
         self.lines += [f"{pad}i = {k}", f"{pad}if {call}:"]
 
     def search(
@@ -272,7 +284,7 @@ class _Unrolled:
         name = self.state.name
         takes = sum(1 for t in edges if t.action == TAKE_CODE)
         ignores = sum(1 for t in edges if t.action == IGNORE_CODE and t.target != name)
-        self.lines.append("    " * depth + f"return decisions[{len(self.decisions)}]")
+        self.lines.append("    " * depth + self.leaf.format(len(self.decisions)))
         as_list = list(edges)
         self.decisions.append(
             # the decision's plans (for a full buffer, for a PathlessBuffer), compiled on first use
@@ -318,3 +330,18 @@ def _learn(cond: Any, value: bool, known: dict[int, bool]) -> dict[int, bool]:
     if isinstance(cond, And) and value:
         return _learn(cond.right, True, _learn(cond.left, True, known))
     return known
+
+
+def unrolled_decision(
+    states: dict[str, CompiledState], state: CompiledState, prefix: str, leaf: str
+) -> tuple[list[str], list[Any], list[str], list[Decision]] | None:
+    """``decision_table``'s search for ``state`` (a decision that reads no partial match) as
+    lines to inline: condition k is called ``{prefix}f{k}`` and sets ``i = k`` first, a branch
+    ends in ``leaf.format(n)`` for decision n. Returns the lines (indented for depth 2), the
+    evaluators, their pages and the decisions; None: decide by searching."""
+    unrolled = _Unrolled(states, state, False, prefix, leaf)
+    try:
+        unrolled.search(2, (), state, 0, (), {})
+    except _TooBig:
+        return None
+    return unrolled.lines, unrolled.evaluators, unrolled.pages, unrolled.decisions

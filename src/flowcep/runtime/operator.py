@@ -22,12 +22,14 @@ check called where it is defined, and property tests hold the written-out copies
 from __future__ import annotations
 
 import heapq
+import sys
 import warnings
 from bisect import bisect_left
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, ClassVar
 
 from flowcep.nfa import NFA, NFACompiler
+from flowcep.nfa.stepgen import LazyStep, refusal
 from flowcep.pattern import ConditionError, Pattern, to_millis
 from flowcep.runtime.context import RuntimeContext, close_operator, open_operator
 from flowcep.runtime.functions import extractor
@@ -96,6 +98,9 @@ class CepOperator:
     """
 
     FAST_PATHS: ClassVar[bool] = True  # False in ReferenceOperator
+    # the pattern's generated step (flowcep.nfa.stepgen) instead of NFA.process, where it has one;
+    # on CPython only: PyPy's JIT runs the interpreted step faster (docs/runtime.md §8)
+    GENERATED_STEP: ClassVar[bool] = sys.implementation.name == "cpython"
 
     # slots: every attribute read is specialised, however many there are (an instance dict's
     # shared keys stop at 30 in CPython 3.11, and past them attribute reads slow down)
@@ -131,6 +136,7 @@ class CepOperator:
         "_window_timer",
         "_idle",
         "_limiter",
+        "_step",
         "current_key",
     )
 
@@ -193,6 +199,28 @@ class CepOperator:
             self.nfa.window_time if self.nfa.window_time > 0 and not self.processing_time else 0
         )
         self._reset()
+        self._step = self._choose_step()
+
+    def _choose_step(self) -> Callable[..., list[Any]]:
+        """``NFA.process``, or the pattern's generated step where the fast paths are on, keys keep
+        no paths and no partial-match limit counts (the fused step's rule, see ``_elements``):
+        compiled when first used (``LazyStep``; ``_resolve_step`` keeps the step itself then)."""
+        if (
+            self._fast
+            and self.GENERATED_STEP
+            and self._pathless is not None
+            and self._limiter is None
+            and refusal(self.nfa) is None
+        ):
+            return LazyStep(self.nfa)
+        return self.nfa.process
+
+    def _resolve_step(self) -> None:
+        """Keep the compiled step itself instead of its ``LazyStep`` (once per batch, before the
+        per-element paths call it)."""
+        step = self._step
+        if isinstance(step, LazyStep):
+            self._step = step.resolved()
 
     def _reset(self) -> None:
         self._keys: dict[Any, KeyState] = {}
@@ -307,6 +335,8 @@ class CepOperator:
             return self._buffer_elements(events, times)
         if ks is not None and ks.head is not EMPTY:
             return self._buffer_elements(events, times)
+        if self._step.__class__ is LazyStep:
+            self._resolve_step()
         out: list[Output] = []
         current = self._watermark
         starts_nothing = self._starts_nothing
@@ -772,6 +802,8 @@ class CepOperator:
         watermark it generates. ``timestamp`` (not None) overrides the extractor. One loop for
         a whole batch: what stays fixed is read once per batch, not once per element (a call per
         element cost measurably more; docs/runtime.md §8)."""
+        if self._step.__class__ is LazyStep:
+            self._resolve_step()
         if self.processing_time:
             for event in events:
                 self.events_in += 1
@@ -789,111 +821,131 @@ class CepOperator:
         low, high = (LONG_MIN, LONG_MAX) if fast else (1, 0)
         # an inert element may skip a key without state only without a comparator (below)
         starts_nothing = self._starts_nothing if self._sort_key is None else None
-        for event in events:
-            self.events_in += 1
-            # the timestamp
-            if timestamp is not None:
-                raw = timestamp
-            elif extractor is None:
-                self._bad(
-                    event,
-                    None,
-                    None,
-                    "no timestamp: give the operator a timestamp extractor or call "
-                    "process_element(event, timestamp)",
-                    STAGE_TIMESTAMP,
-                    None,
-                    out,
-                )
-                continue
-            else:
-                try:
-                    raw = extractor(event)
-                except Exception as exc:
+        # A key the fused step fired last, off the schedule while ordered elements of it keep
+        # coming (_park): each of those then skips two heap operations. Any other element first
+        # puts it back (_unpark), before anything reads the schedule, and so does the end.
+        dues = self._sched.dues
+        parked: KeyState | None = None
+        try:
+            for event in events:
+                self.events_in += 1
+                # the timestamp
+                if timestamp is not None:
+                    raw = timestamp
+                elif extractor is None:
                     self._bad(
                         event,
                         None,
                         None,
-                        f"timestamp extractor raised {exc_text(exc)}",
+                        "no timestamp: give the operator a timestamp extractor or call "
+                        "process_element(event, timestamp)",
                         STAGE_TIMESTAMP,
-                        exc,
+                        None,
                         out,
                     )
                     continue
-            if type(raw) is int and low <= raw <= high:
-                ts: int = raw
-            else:
-                try:
-                    ts = to_timestamp(raw)
-                except TimestampError as exc:
-                    self._bad(event, None, None, str(exc), STAGE_TIMESTAMP, None, out)
-                    continue
-            # the key (looking it up also checks that it is hashable)
-            if key_by is None:
-                key = None
-                ks = keys.get(None)
-            else:
-                try:
-                    key = key_by(event)
-                    ks = keys.get(key)
-                except Exception as exc:
-                    self._bad(event, None, ts, f"key extractor failed: {exc_text(exc)}", STAGE_KEY, exc, out)
-                    continue
-            # the watermark this element generates (advanced once it is buffered)
-            current = self._watermark
-            watermark = current
-            if ts > self._max_timestamp:
-                self._max_timestamp = ts
-                if ooo is not None and ts - ooo - 1 > watermark:
-                    watermark = ts - ooo - 1
-            # late or buffered
-            if ts <= current:
-                self.late += 1
-                out.append(Output(LATE, key, event, ts))
-            else:
-                # A key without state gets none for an inert element: one that cannot start a
-                # match when no element of an earlier time can still come (it would be late
-                # under the watermark this element generates) to start one that this element
-                # could advance (with a comparator, not even one of the same time). Flink would
-                # buffer it, fire its timer and process it without effect.
-                if ks is None and not (
-                    starts_nothing is not None and ts <= watermark + 1 and starts_nothing(event)
-                ):
-                    ks = self._new_key(key)
-                if ks is not None:
-                    if not fast:
-                        self._buffer(ks, event, ts)
-                    elif ks.head is EMPTY:
-                        ks.head = event
-                        ks.head_ts = ts
-                        due = ks.due
-                        if due is NOT_DUE or ts < due:
-                            self._sched.push(ks, ts)
-                    else:
-                        times = ks.times
-                        if (
-                            fuse
-                            and not times
-                            and current < watermark
-                            and watermark >= ks.head_ts
-                            and self._fire_head_alone(ks, event, ts, watermark, out)
-                        ):
-                            continue
-                        # after the head: the usual cases, a time after the last or equal to it,
-                        # written out (_buffer does the others)
-                        last = times[-1] if times else ks.head_ts
-                        if ts > last and times is not None:
-                            times.append(ts)
-                            ks.pending.append(event)  # type: ignore[union-attr]  # (a list with times)
-                            if ks.due is NOT_DUE:  # (a key with buffered elements is scheduled)
-                                self._sched.push(ks, ks.head_ts)
-                        elif ts == last and times:
-                            add(ks.pending, len(times) - 1, event)  # type: ignore[arg-type]
-                        else:
+                else:
+                    try:
+                        raw = extractor(event)
+                    except Exception as exc:
+                        self._bad(
+                            event,
+                            None,
+                            None,
+                            f"timestamp extractor raised {exc_text(exc)}",
+                            STAGE_TIMESTAMP,
+                            exc,
+                            out,
+                        )
+                        continue
+                if type(raw) is int and low <= raw <= high:
+                    ts: int = raw
+                else:
+                    try:
+                        ts = to_timestamp(raw)
+                    except TimestampError as exc:
+                        self._bad(event, None, None, str(exc), STAGE_TIMESTAMP, None, out)
+                        continue
+                # the key (looking it up also checks that it is hashable)
+                if key_by is None:
+                    key = None
+                    ks = keys.get(None)
+                else:
+                    try:
+                        key = key_by(event)
+                        ks = keys.get(key)
+                    except Exception as exc:
+                        self._bad(
+                            event, None, ts, f"key extractor failed: {exc_text(exc)}", STAGE_KEY, exc, out
+                        )
+                        continue
+                # the watermark this element generates (advanced once it is buffered)
+                current = self._watermark
+                watermark = current
+                if ts > self._max_timestamp:
+                    self._max_timestamp = ts
+                    if ooo is not None and ts - ooo - 1 > watermark:
+                        watermark = ts - ooo - 1
+                if parked is not None and ks is not parked:
+                    self._unpark(parked)
+                    parked = None
+                # late or buffered
+                if ts <= current:
+                    self.late += 1
+                    out.append(Output(LATE, key, event, ts))
+                else:
+                    # A key without state gets none for an inert element: one that cannot start a
+                    # match when no element of an earlier time can still come (it would be late
+                    # under the watermark this element generates) to start one that this element
+                    # could advance (with a comparator, not even one of the same time). Flink would
+                    # buffer it, fire its timer and process it without effect.
+                    if ks is None and not (
+                        starts_nothing is not None and ts <= watermark + 1 and starts_nothing(event)
+                    ):
+                        ks = self._new_key(key)
+                    if ks is not None:
+                        if not fast:
                             self._buffer(ks, event, ts)
-            if watermark > current:
-                self._watermark = watermark
-                self._fire(watermark, out)
+                        elif ks.head is EMPTY:
+                            ks.head = event
+                            ks.head_ts = ts
+                            due = ks.due
+                            if due is NOT_DUE or ts < due:
+                                self._sched.push(ks, ts)
+                        else:
+                            times = ks.times
+                            if fuse and not times and current < watermark and watermark >= ks.head_ts:
+                                if ks is parked:
+                                    if not dues or dues[0] > watermark:
+                                        self._fire_head_alone(ks, event, ts, watermark, out)
+                                        continue
+                                    self._unpark(ks)
+                                    parked = None
+                                elif self._park(ks, watermark):
+                                    parked = ks
+                                    self._fire_head_alone(ks, event, ts, watermark, out)
+                                    continue
+                            if parked is not None:  # (the parked key, on the general path)
+                                self._unpark(ks)
+                                parked = None
+                            # after the head: the usual cases, a time after the last or equal to it,
+                            # written out (_buffer does the others)
+                            last = times[-1] if times else ks.head_ts
+                            if ts > last and times is not None:
+                                times.append(ts)
+                                ks.pending.append(event)  # type: ignore[union-attr]  # (a list with times)
+                                if ks.due is NOT_DUE:  # (a key with buffered elements is scheduled)
+                                    self._sched.push(ks, ks.head_ts)
+                            elif ts == last and times:
+                                add(ks.pending, len(times) - 1, event)  # type: ignore[arg-type]
+                            else:
+                                self._buffer(ks, event, ts)
+                if watermark > current:
+                    self._watermark = watermark
+                    self._fire(watermark, out)
+        finally:
+            if parked is not None:
+                self._unpark(parked)
 
     def _fire(self, watermark: int, out: list[Output]) -> None:
         """Run every key that has buffered elements or timeouts due at ``watermark``."""
@@ -926,34 +978,48 @@ class CepOperator:
             # test, first without the call)
             pathless.advance_time(watermark)
 
-    def _fire_head_alone(self, ks: KeyState, event: Any, ts: int, watermark: int, out: list[Output]) -> bool:
-        """The usual step of ordered input, fused: ``event`` at ``ts`` comes to a key that buffers
-        one element, its head, and the watermark it generates makes that key, alone, due at its
-        head. Buffering ``event`` and then ``_fire(watermark)`` would put ``event`` in the key's
-        lists, fire the head and move ``event`` up to the head; here ``event`` becomes the head at
-        once and the old head is processed as ``_fire_key`` does. False (nothing done): the
-        schedule has something else due (the caller then takes the general path).
-
-        Same outputs, state and schedule as the general path (``ReferenceOperator`` is held to
-        both by the property tests); an exception leaves the key and the operator as ``_fire``
-        would (``event`` buffered, the key scheduled, the firing to resume).
-        """
-        head = ks.head
+    def _park(self, ks: KeyState, watermark: int) -> bool:
+        """Take ``ks`` off the schedule for the fused step (``_fire_head_alone``) if it is the one
+        key due by ``watermark``, due at its head, which is one element: True. False (nothing
+        done): the schedule has something else due (the caller then takes the general path)."""
         t = ks.head_ts
-        sched = self._sched
-        dues = sched.dues
+        dues = self._sched.dues
         if (
             ks.due != t
             or dues[0] != t
-            or type(head) is Several
+            or type(ks.head) is Several
             or not (len(dues) == 1 or dues[1] > watermark and (len(dues) == 2 or dues[2] > watermark))
         ):
             return False
-        entries = sched.due_keys[t]
-        if len(entries) != 1:
+        due_keys = self._sched.due_keys
+        if len(due_keys[t]) != 1:
             return False
-        # no longer due (listed at t until it is scheduled again, below: one heap operation)
+        del due_keys[t]
+        heapq.heappop(dues)
         ks.due = NOT_DUE
+        return True
+
+    def _unpark(self, ks: KeyState) -> None:
+        """Schedule a parked key (``_park``) again, at its head or its first window timer."""
+        first = ks.head_ts
+        timers = ks.timers
+        self._sched.push(ks, timers[0] if timers and timers[0] < first else first)
+
+    def _fire_head_alone(self, ks: KeyState, event: Any, ts: int, watermark: int, out: list[Output]) -> None:
+        """The usual step of ordered input, fused: ``event`` at ``ts`` comes to a key that buffers
+        one element, its head, and the watermark it generates makes that key, alone, due at its
+        head; the key is off the schedule (``_park``: nothing else is due by ``watermark``).
+        Buffering ``event`` and then ``_fire(watermark)`` would put ``event`` in the key's lists,
+        fire the head and move ``event`` up to the head; here ``event`` becomes the head at once
+        and the old head is processed as ``_fire_key`` does. The key stays off the schedule: the
+        caller puts it back (``_unpark``) before anything else reads the schedule.
+
+        Same outputs, state and schedule as the general path (``ReferenceOperator`` is held to
+        both by the property tests); an exception leaves the key and the operator as ``_fire``
+        would once the key is back on the schedule (``event`` buffered, the firing to resume).
+        """
+        head = ks.head
+        t = ks.head_ts
         self._watermark = watermark
         state = ks.state
         timers = ks.timers
@@ -973,7 +1039,7 @@ class CepOperator:
             # _feed_event written out (the call is a fifth of this path's own cost)
             self.current_key = ks.key
             try:
-                matches = self.nfa.process(ks.buffer, state, head, t)
+                matches = self._step(ks.buffer, state, head, t)
             except ConditionError as exc:
                 self._condition_failed(ks, head, t, exc, out)
                 matches = None  # (the runs are unchanged, no start run took the element)
@@ -1014,22 +1080,8 @@ class CepOperator:
             state.new_start_partial_match = False
             if timers and timers[0] <= watermark:
                 del timers[: count_through(timers, watermark)]
-            # Schedule.push, the listing at t taken over (its list and its place in the heap)
-            first = ks.head_ts
-            due = timers[0] if timers and timers[0] < first else first
-            due_keys = sched.due_keys
-            del due_keys[t]
-            listed = due_keys.get(due)
-            if listed is None:
-                due_keys[due] = entries
-                heapq.heapreplace(dues, due)
-            else:
-                listed.append(ks)
-                heapq.heappop(dues)
-            ks.due = due
         if pathless is not None and len(pathless.events_count) > STALE_COUNTERS:
             pathless.advance_time(watermark)
-        return True
 
     def _fire_keys(self, due: list[KeyState], watermark: int, out: list[Output]) -> None:
         """Fire the keys ``due`` (off the schedule) in order; if one raises, schedule the rest
@@ -1227,7 +1279,7 @@ class CepOperator:
         state = ks.state
         self.current_key = ks.key
         try:
-            matches = self.nfa.process(ks.buffer, state, event, timestamp)
+            matches = self._step(ks.buffer, state, event, timestamp)
         except ConditionError as exc:
             self._condition_failed(ks, event, timestamp, exc, out)
             return
