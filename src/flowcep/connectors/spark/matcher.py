@@ -304,7 +304,7 @@ class Matcher:
             return
         key_text = self._operator_key_text
         default = self.mode == "default"
-        events_json = self.events_json
+        match_row = self._match_row
         last_key: Any = _NO_KEY
         text = None
         for o in outputs:
@@ -314,12 +314,13 @@ class Matcher:
                 last_key = o.key
                 text = key_text(last_key)
             if kind == "match" or kind == "timeout":
-                times = [_item(e, -1) for events in value.values() for e in events]
-                first = min(times) if times else None
-                last = max(times) if times else None
                 if default:  # the common case, written out
-                    out.append((text, kind, o.timestamp, first, last, events_json(value)))
+                    first, last, doc = match_row(value)
+                    out.append((text, kind, o.timestamp, first, last, doc))
                 else:
+                    times = [_item(e, -1) for events in value.values() for e in events]
+                    first = min(times) if times else None
+                    last = max(times) if times else None
                     self._result(text, kind, o.timestamp, value, first, last, out)
             elif kind == "late":
                 ms = _item(value, -1)
@@ -403,6 +404,32 @@ class Matcher:
         if isinstance(e, self.event_class) and not self.recursive:
             return dict(zip(self.user_fields, e))  # what asDict() gives, without its Python loop
         return e.asDict(self.recursive) if isinstance(e, Row) else e
+
+    def _match_row(self, value: dict[str, list[Any]]) -> tuple[int | None, int | None, str]:
+        """A match's (or partial match's) first and last event time and its ``events`` text, in
+        one pass over its events (the default output's columns)."""
+        encode = self._encode_event
+        if encode is None:
+            times = [_item(e, -1) for events in value.values() for e in events]
+            return (min(times) if times else None), (max(times) if times else None), self.events_json(value)
+        steps = self._step_text
+        cls = self.event_class
+        first = last = None
+        parts = []
+        for step, events in value.items():
+            head = steps.get(step)
+            if head is None:
+                head = steps[step] = dumps(step) + ": ["
+            texts = []
+            for e in events:
+                t = _item(e, -1)
+                if first is None or t < first:
+                    first = t
+                if last is None or t > last:
+                    last = t
+                texts.append(encode(e) if type(e) is cls else dumps(self.row_dict(e)))
+            parts.append(head + ", ".join(texts) + "]")
+        return first, last, "{" + ", ".join(parts) + "}"
 
     def events_json(self, value: dict[str, list[Any]], reason: str | None = None) -> str:
         """The JSON text of ``{step: [row dict]}`` (plus ``"reason"``): the ``events`` column."""
