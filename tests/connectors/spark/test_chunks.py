@@ -53,8 +53,9 @@ def _chunks(batches, **sizes):
 
 
 def test_a_buckets_events_come_in_one_chunk_in_the_order_read():
+    # (the chunks come by bucket number)
     got = _chunks([_batch([3, 1, 3], ["a", "b", "c"]), _batch([1, 3], ["d", "e"])])
-    assert got == [(3, [("a", 0), ("c", 2), ("e", 1)]), (1, [("b", 1), ("d", 0)])]
+    assert got == [(1, [("b", 1), ("d", 0)]), (3, [("a", 0), ("c", 2), ("e", 1)])]
 
 
 def test_chunks_hold_at_most_chunk_events_events():
@@ -90,3 +91,16 @@ def test_events_through_spark_hold_the_batch_paths_values_in_column_order(spark)
     assert got[3][:6] == ("nan", True, 0, 0, 0, 0)
     assert math.isnan(got[3][6]) and got[3][7] == float("inf")
     assert got[3][8:] == (None, None, None, Row(x=None, y=None))
+
+
+def test_many_events_keep_their_read_order_within_each_bucket():
+    import random
+
+    rnd = random.Random(5)
+    buckets = [rnd.randrange(7) for _ in range(5000)]
+    got = _chunks(
+        [_batch(buckets[i : i + 1000], [str(j) for j in range(i, i + 1000)]) for i in range(0, 5000, 1000)]
+    )
+    for bucket in range(7):
+        read = [v for b, events in got if b == bucket for v, _ in events]
+        assert read == [str(j) for j in range(5000) if buckets[j] == bucket]

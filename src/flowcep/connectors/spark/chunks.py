@@ -4,8 +4,8 @@ PySpark's row-based ``transformWithState`` turns every cell of its input into a 
 with its own Arrow scalar, one row at a time (``batch.column(i)[row].as_py()`` in pyspark's
 worker), which costs more per event than matching it. So the connector puts a stateless
 ``mapInArrow`` step before the stateful one: it reads each Arrow batch a column at a time
-(``to_pylist``, one C call per column), groups the events by bucket, and writes each bucket's
-events as one pickled list of item tuples. ``transformWithState`` then reads two cells per
+(``to_pylist``, one C call per column) after sorting the rows by bucket in Arrow, and writes
+each bucket's events as one pickled list of columns. ``transformWithState`` then reads two cells per
 chunk instead of a few per event, and unpickles a whole chunk with one C call.
 
 The values are the ones the batch path gives (``to_pylist``, then ``values.py_converter`` for
@@ -47,48 +47,55 @@ def chunker(
 
     def chunk(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa  # on the worker
+        import pyarrow.compute as pc
 
-        held: dict[int, list[tuple[Any, ...]]] = {}
+        held: list[Any] = []
         count = 0
         for batch in batches:
             if not batch.num_rows:
                 continue
-            columns = read_columns(batch, converters)
-            for bucket, event in zip(batch.column(items).to_pylist(), zip(*columns)):
-                events = held.get(bucket)
-                if events is None:
-                    held[bucket] = [event]
-                else:
-                    events.append(event)
+            held.append(batch)
             count += batch.num_rows
             if count >= held_events:
-                yield _batch(pa, held, chunk_events)
-                held = {}
+                yield _chunks(pa, pc, held, items, converters, chunk_events)
+                held = []
                 count = 0
         if held:
-            yield _batch(pa, held, chunk_events)
+            yield _chunks(pa, pc, held, items, converters, chunk_events)
 
     return chunk
 
 
-def _batch(pa: Any, held: dict[int, list[tuple[Any, ...]]], size: int) -> Any:
+def _chunks(
+    pa: Any, pc: Any, batches: list[Any], items: int, converters: Sequence[Converter | None], size: int
+) -> Any:
+    """The chunks of the events of ``batches``: sorted by bucket in Arrow (a stable sort, so a
+    bucket's events keep the order they were read in), then each bucket's run of rows written a
+    column at a time, no Python work per event but reading the values."""
+    table = pa.Table.from_batches(batches).combine_chunks()
+    table = table.take(pc.sort_indices(table.column(items)))
+    runs = pc.run_end_encode(table.column(items)).combine_chunks()
+    columns = read_columns(table, converters)
     buckets: list[int] = []
     blobs: list[bytes] = []
-    for bucket, events in held.items():
-        for start in range(0, len(events), size):
+    start = 0
+    for end, bucket in zip(runs.run_ends.to_pylist(), runs.values.to_pylist()):
+        for at in range(start, end, size):
+            stop = min(at + size, end)
             buckets.append(bucket)
-            blobs.append(chunk_blob(events[start : start + size]))
+            blobs.append(pickle.dumps([c[at:stop] for c in columns], pickle.HIGHEST_PROTOCOL))
+        start = end
     return pa.RecordBatch.from_arrays(
         [pa.array(buckets, pa.int32()), pa.array(blobs, pa.binary())], names=["bucket", "events"]
     )
 
 
 def chunk_blob(events: list[tuple[Any, ...]]) -> bytes:
-    """The ``events`` cell of a chunk of ``events`` (item tuples)."""
-    return pickle.dumps(events, pickle.HIGHEST_PROTOCOL)
+    """The ``events`` cell of a chunk of ``events`` (item tuples, at least one): its columns."""
+    return pickle.dumps([list(c) for c in zip(*events)], pickle.HIGHEST_PROTOCOL)
 
 
 def unchunk(blob: bytes) -> list[tuple[Any, ...]]:
     """A chunk's events, as item tuples in the order the chunking step read them."""
-    events: list[tuple[Any, ...]] = pickle.loads(blob)  # noqa: S301 - written by chunk_blob()
-    return events
+    columns: list[list[Any]] = pickle.loads(blob)  # noqa: S301 - written by the chunking step
+    return list(zip(*columns))

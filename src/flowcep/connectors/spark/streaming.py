@@ -28,6 +28,8 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValues
 
+from flowcep.runtime.gctuning import tuned_gc
+
 from .chunks import CHUNK_SCHEMA, chunker, unchunk
 from .matcher import Matcher
 from .values import BUCKET_COLUMN as _BUCKET
@@ -228,6 +230,13 @@ class BucketProcessor(StatefulProcessor):
     # -- Spark's calls
 
     def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: TimerValues) -> Iterator[Row]:  # noqa: N802,N803
+        # the collector's thresholds raised while the bucket runs, as they were after it (see
+        # flowcep.runtime.gctuning): a bucket's restored state is young garbage-free objects that
+        # the default thresholds would walk again and again
+        with tuned_gc():
+            return self._input_rows(key, rows, timerValues)
+
+    def _input_rows(self, key: Any, rows: Iterator[Row], timerValues: TimerValues) -> Iterator[Row]:  # noqa: N803
         op, timer, latest, had = self._load(key[0])
         out: list[Any] = []
         m = self.matcher
@@ -318,6 +327,12 @@ class BucketProcessor(StatefulProcessor):
         timerValues: TimerValues,  # noqa: N803
         expiredTimerInfo: ExpiredTimerInfo,  # noqa: N803
     ) -> Iterator[Row]:
+        with tuned_gc():
+            return self._expired_timer(key, timerValues, expiredTimerInfo)
+
+    def _expired_timer(
+        self, key: Any, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo
+    ) -> Iterator[Row]:  # noqa: N803
         op, timer, latest, had = self._load(key[0])
         if not had:  # already cleared
             return iter(())
