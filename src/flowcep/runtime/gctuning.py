@@ -6,9 +6,9 @@ per event and keeps many keys' state alive, so with the defaults the collector w
 again and again, freeing nothing: processing events makes no reference cycles (tested), so
 reference counting frees flowcep's garbage whatever the thresholds; higher ones only delay the
 collection of cycles that user code makes. flowcep, the library, never changes the collector by
-itself, with two scoped exceptions that restore the thresholds after them: ``flowcep run`` while
-it matches (docs/cli.md), and the Spark connector's streaming processor while it runs one bucket
-of keys (docs/spark.md); so does the benchmark unless told ``--gc default``.
+itself, with scoped exceptions that restore the thresholds after them: ``flowcep run`` while it
+matches (docs/cli.md), and the Spark connector while it runs one key's rows (batch) or one bucket
+of keys (streaming; docs/spark.md); so does the benchmark unless told ``--gc default``.
 
 Raising the thresholds makes many-key jobs markedly faster; docs/runtime.md §8 has the figures.
 

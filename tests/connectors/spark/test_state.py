@@ -205,3 +205,51 @@ def test_the_events_json_is_the_json_of_the_whole_document():
         '{"id": 2, "user": "zoë", "amount": null, "when": null, "note": "say \\"hi\\""}], "c": [], "reason": "why"}'
     )
     assert json.loads(matcher.events_json(value))["b"][1]["amount"] is None
+
+
+def _thresholds_seen() -> tuple[Pattern, list[tuple[int, ...]]]:
+    """a then b, the b condition noting the collector's thresholds it runs under."""
+    import gc
+
+    seen: list[tuple[int, ...]] = []
+
+    def b(e: Any) -> bool:
+        seen.append(gc.get_threshold())
+        return bool(e.type == "b")
+
+    return Pattern.begin("a").where(lambda e: e.type == "a").followed_by("b").where(b).within(100), seen
+
+
+def test_a_bucket_runs_with_the_collectors_thresholds_raised_and_put_back_after():
+    import gc
+
+    from flowcep.runtime.gctuning import THROUGHPUT_THRESHOLDS
+
+    pattern, seen = _thresholds_seen()
+    handle = FakeHandle()
+    p = processor(pattern, handle)
+    before = gc.get_threshold()
+    out = feed(p, handle, 1, 0, (1, "ann", "a", 1_000), (2, "ann", "b", 1_010))
+    assert [r.kind for r in out] == ["match"]
+    assert seen and set(seen) == {THROUGHPUT_THRESHOLDS}
+    assert gc.get_threshold() == before
+
+
+def test_a_batch_key_runs_with_the_collectors_thresholds_raised_and_put_back_after():
+    import gc
+
+    from flowcep.runtime.gctuning import THROUGHPUT_THRESHOLDS
+
+    pattern, seen = _thresholds_seen()
+    m = default_matcher(pattern, FIELDS, "ms")
+    make = m.event_class
+    rows = [
+        tuple.__new__(make, (1, "ann", "a", 1_000, 1_000)),
+        tuple.__new__(make, (2, "ann", "b", 1_010, 1_010)),
+    ]
+    before = gc.get_threshold()
+    out: list[Any] = []
+    m.run_key(("ann",), rows, out)
+    assert [r[1] for r in out] == ["match"]
+    assert seen and set(seen) == {THROUGHPUT_THRESHOLDS}
+    assert gc.get_threshold() == before

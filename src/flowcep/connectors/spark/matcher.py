@@ -25,6 +25,7 @@ from flowcep.connectors.jsontext import row_encoder
 from flowcep.connectors.selecting import select_arity as select_arity  # (its import path here)
 from flowcep.hierarchy import Hierarchy, HierarchyOperator, HierarchyPlan
 from flowcep.hierarchy.event import ComplexEvent, plain_match
+from flowcep.runtime.gctuning import tuned_gc
 from flowcep.runtime.timestamps import LONG_MIN
 
 from .values import dumps, event_class, item_reader, result_class
@@ -220,6 +221,13 @@ class Matcher:
     # -- batch: one key's events, sorted by time; then the end of input
 
     def run_key(self, key: tuple[Any, ...], events: list[Row], out: list[Any]) -> None:
+        """One key's rows through the operator (or a bounded evaluator), then the end of input;
+        with the collector's thresholds raised for that key and put back after (see
+        ``flowcep.runtime.gctuning``: the key's state is young objects without cycles)."""
+        with tuned_gc():
+            self._run_key(key, events, out)
+
+    def _run_key(self, key: tuple[Any, ...], events: list[Row], out: list[Any]) -> None:
         if self.evaluator != "nfa" and self.run_key_bounded(key, events, out):
             return
         op = self.operator()
