@@ -171,3 +171,15 @@ def test_keys_fed_at_once_per_batch_give_each_key_the_outputs_and_state_of_eleme
                 op.restore(op.snapshot())
     assert _by_key(at_once.flush()) == _by_key(one_by_one.flush())
     assert at_once.stats() == one_by_one.stats()
+
+
+def test_an_operator_with_its_own_watermark_takes_the_element_by_element_path() -> None:
+    # out_of_orderness=0: each element moves the watermark, so b2's element fires a1 at once
+    pattern = Pattern.begin("a").where(named("a")).followed_by("b").where(named("b"))
+    history = events("a1 b2 x3")
+    at_once = CepOperator(pattern, out_of_orderness=0, on_error="side_output")
+    one_by_one = CepOperator(pattern, out_of_orderness=0, on_error="side_output")
+    expected = [o for e in history for o in one_by_one.process_element(e, e.ts)]
+    assert at_once.process_key_elements(history, [e.ts for e in history], 10) == expected
+    assert [(o.kind, o.value) for o in expected] == [("match", {"a": events("a1"), "b": events("b2")})]
+    assert at_once.current_watermark == one_by_one.current_watermark == 2

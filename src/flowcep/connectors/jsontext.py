@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
+from json.encoder import encode_basestring
 from typing import Any
 
 
@@ -82,19 +83,14 @@ def _null_text(value: None) -> str:
     return "null"
 
 
-def _value_encoders() -> dict[type, Callable[[Any], str]]:
-    from json.encoder import encode_basestring  # the C function on CPython
-
-    return {
-        str: encode_basestring,
-        int: int.__repr__,
-        float: _float_text,
-        bool: _bool_text,
-        type(None): _null_text,
-    }
-
-
-_VALUE_TEXT = _value_encoders()
+# each plain type's text (encode_basestring: the C function on CPython)
+_VALUE_TEXT: dict[type, Callable[[Any], str]] = {
+    str: encode_basestring,
+    int: int.__repr__,
+    float: _float_text,
+    bool: _bool_text,
+    type(None): _null_text,
+}
 
 
 def row_encoder(fields: tuple[str, ...], extra: int = 0) -> Callable[[Any], str] | None:

@@ -310,14 +310,15 @@ class CepOperator:
         outputs may interleave otherwise). The key's elements up to ``watermark`` go to the NFA
         at once, with the calls its firing would make, instead of being buffered first; late
         ones come out as late, later ones are buffered. The events must share one key and
-        ``times`` must not decrease (a ValueError names the first that does). With a comparator,
-        a partial-match limit, ``on_error="raise"``, in processing time, or when the key has
-        elements buffered, the elements are only buffered (``process_element``) and fire at
-        ``process_watermark``. An exception other than a condition's leaves the operator to be
+        ``times`` must not decrease (a ValueError names the first that does). With the
+        operator's own watermark (``out_of_orderness`` not None: its elements would move it), a
+        comparator, a partial-match limit, ``on_error="raise"``, in processing time, or when the
+        key has elements buffered, the elements go through ``process_element`` one by one. An exception other than a condition's leaves the operator to be
         reset or restored.
         """
         if (
             self.processing_time
+            or self._out_of_orderness is not None
             or self._sort_key is not None
             or not self._fast
             or self._resume
@@ -361,15 +362,13 @@ class CepOperator:
                 self.late += 1
                 out.append(Output(LATE, key, event, t))
                 continue
-            if ks is None or state is None:
+            if ks is None or state is None:  # (state: None exactly when ks is)
                 # _elements' rule: an inert element does not give a key without state any
                 if starts_nothing is not None and t <= current + 1 and starts_nothing(event):
                     continue
                 ks = self._new_key(key)
                 state = ks.state
-            if not fed:
-                fed = True
-                ks.due = NOT_DUE  # off the schedule (a listing lapses, see Schedule): it fires below
+            fed = True
             if t != last_fed:
                 last_fed = t
                 # _fire_time's own test before its call (a new time first times out what it ends)
@@ -386,7 +385,7 @@ class CepOperator:
             out.extend(self._buffer_elements(events[taken:], times[taken:]))
         if fed:
             assert ks is not None
-            ks.due = NOT_DUE
+            ks.due = NOT_DUE  # off the schedule (a listing lapses, see Schedule): it fires here
             self._fire_key(ks, watermark, out)
         return out
 

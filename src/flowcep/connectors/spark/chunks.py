@@ -83,16 +83,21 @@ def _chunks(
         for at in range(start, end, size):
             stop = min(at + size, end)
             buckets.append(bucket)
-            blobs.append(pickle.dumps([c[at:stop] for c in columns], pickle.HIGHEST_PROTOCOL))
+            blobs.append(columns_blob([c[at:stop] for c in columns]))
         start = end
     return pa.RecordBatch.from_arrays(
         [pa.array(buckets, pa.int32()), pa.array(blobs, pa.binary())], names=["bucket", "events"]
     )
 
 
+def columns_blob(columns: list[list[Any]]) -> bytes:
+    """The ``events`` cell of a chunk whose events' items are ``columns`` (one list per item)."""
+    return pickle.dumps(columns, pickle.HIGHEST_PROTOCOL)
+
+
 def chunk_blob(events: list[tuple[Any, ...]]) -> bytes:
-    """The ``events`` cell of a chunk of ``events`` (item tuples, at least one): its columns."""
-    return pickle.dumps([list(c) for c in zip(*events)], pickle.HIGHEST_PROTOCOL)
+    """The ``events`` cell of a chunk of ``events`` (item tuples, at least one)."""
+    return columns_blob([list(c) for c in zip(*events)])
 
 
 def unchunk(blob: bytes) -> list[tuple[Any, ...]]:

@@ -296,7 +296,6 @@ class BucketProcessor(StatefulProcessor):
             return
         emit = self.matcher.emit
         item = tuple.__getitem__
-        process = op.process_element
         for events in by_key.values():
             times = [item(e, -1) for e in events]
             if len(times) == 1 or times == sorted(times):
@@ -304,10 +303,7 @@ class BucketProcessor(StatefulProcessor):
                 if outputs:
                     emit(outputs, out)
             else:  # (the operator orders them)
-                for e, ms in zip(events, times):
-                    outputs = process(e, ms)
-                    if outputs:
-                        emit(outputs, out)
+                self._feed_one_by_one(op, {None: events}, out)
 
     def _feed_one_by_one(self, op: Any, by_key: dict[Any, list[Any]], out: list[Any]) -> None:
         """Each event through ``process_element`` (buffered under its key until the watermark)."""
