@@ -417,33 +417,7 @@ class HierarchyOperator:
         self._collect(consumer, consumer.operator.process_element(event, event.end), out)
 
     def _compose(self, level: Level, key: Any, match: Mapping[str, list[Any]]) -> ComplexEvent:
-        start = end = None
-        if level.start is None or level.end is None:
-            # the default interval, in one pass over the constituents (per match, on the hot path)
-            interval = self.interval
-            for events in match.values():
-                for event in events:
-                    s, e = interval(event)
-                    if start is None or s < start:
-                        start = s
-                    if end is None or e > end:
-                        end = e
-        if level.start is not None or level.end is not None:
-            start = to_timestamp(level.start(match)) if level.start is not None else start
-            end = to_timestamp(level.end(match)) if level.end is not None else end
-            if start > end:  # type: ignore[operator]
-                raise HierarchyError(
-                    f"complex event {level.name!r} of key {key!r} starts at {start}, after its end {end}"
-                )
-        if level.compose is None:
-            attributes: Mapping[str, Any] = {}
-        else:
-            attributes = level.compose(match)
-            if not isinstance(attributes, Mapping):
-                raise HierarchyError(
-                    f"the composition function of {level.name!r} returned {attributes!r}, not a mapping of attributes"
-                )
-        return ComplexEvent(level.name, key, start, end, attributes, match)  # type: ignore[arg-type]
+        return compose(level, key, match, self.interval)
 
     def _raise_bad(self, out: list[LevelOutput]) -> None:
         if not self._raise:
@@ -466,6 +440,38 @@ def _without(batch: Iterable[Any], refused: dict[int, int]) -> list[Any]:
             kept.append(event)
     kept.reverse()
     return kept
+
+
+def compose(
+    level: Level, key: Any, match: Mapping[str, list[Any]], interval: Callable[[Any], tuple[int, int]]
+) -> ComplexEvent:
+    """The complex event a match of ``level`` makes: its interval (11.1) and attributes."""
+    start = end = None
+    if level.start is None or level.end is None:
+        # the default interval, in one pass over the constituents (per match, on the hot path)
+        for events in match.values():
+            for event in events:
+                s, e = interval(event)
+                if start is None or s < start:
+                    start = s
+                if end is None or e > end:
+                    end = e
+    if level.start is not None or level.end is not None:
+        start = to_timestamp(level.start(match)) if level.start is not None else start
+        end = to_timestamp(level.end(match)) if level.end is not None else end
+        if start > end:  # type: ignore[operator]
+            raise HierarchyError(
+                f"complex event {level.name!r} of key {key!r} starts at {start}, after its end {end}"
+            )
+    if level.compose is None:
+        attributes: Mapping[str, Any] = {}
+    else:
+        attributes = level.compose(match)
+        if not isinstance(attributes, Mapping):
+            raise HierarchyError(
+                f"the composition function of {level.name!r} returned {attributes!r}, not a mapping of attributes"
+            )
+    return ComplexEvent(level.name, key, start, end, attributes, match)  # type: ignore[arg-type]
 
 
 def interval_of(stamp: Callable[[Any], Any]) -> Callable[[Any], tuple[int, int]]:
