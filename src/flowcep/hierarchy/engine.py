@@ -19,6 +19,7 @@ import attrs
 
 from flowcep.hierarchy.definition import Hierarchy, HierarchyError, HierarchyPlan, Level
 from flowcep.hierarchy.event import ComplexEvent
+from flowcep.hierarchy.layouts import unpack_hierarchy
 from flowcep.pattern import to_millis
 from flowcep.pattern.pattern import pattern_rich_conditions
 from flowcep.runtime import LONG_MAX, LONG_MIN, BadRecordError, CepOperator, Output, RuntimeContext
@@ -26,7 +27,7 @@ from flowcep.runtime.context import close_all, open_conditions
 from flowcep.runtime.functions import extractor
 from flowcep.runtime.operator import to_timestamp
 from flowcep.runtime.output import BAD_RECORD, LATE, MATCH, STAGE_CONDITION, TIMEOUT
-from flowcep.runtime.snapshot import SnapshotError, pack, unpack
+from flowcep.runtime.snapshot import SnapshotError, pack
 
 RAW: Final = ""  # the level of raw events, in LevelOutput.level (late and bad raw records)
 _SNAPSHOT_LAYOUT: Final = "hierarchy-1"
@@ -307,11 +308,9 @@ class HierarchyOperator:
 
     def restore(self, data: bytes) -> None:
         """Replace every level's state by a snapshot's (``SnapshotError`` for another hierarchy)."""
-        payload = unpack(data, self._fingerprint())
+        payload = unpack_hierarchy(data, self._fingerprint(), _SNAPSHOT_LAYOUT, "HierarchyOperator")
         try:
-            layout, clocks, levels = payload
-            if layout != _SNAPSHOT_LAYOUT:
-                raise ValueError(f"layout {layout!r}")
+            _, clocks, levels = payload
             names = [name for name, _, _ in levels]
             if names != [running.level.name for running in self._levels]:
                 raise ValueError(f"levels {names}")

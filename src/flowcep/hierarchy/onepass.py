@@ -25,6 +25,7 @@ from typing import Any, Final
 from flowcep.hierarchy.definition import Hierarchy, HierarchyError, HierarchyPlan
 from flowcep.hierarchy.engine import RAW, LevelOutput
 from flowcep.hierarchy.event import ComplexEvent
+from flowcep.hierarchy.layouts import unpack_hierarchy
 from flowcep.hierarchy.onepass_class import LevelSteps, one_pass_levels
 from flowcep.pattern import to_millis
 from flowcep.runtime import LONG_MAX, LONG_MIN, BadRecordError
@@ -41,7 +42,7 @@ from flowcep.runtime.output import (
     BadRecord,
     exc_text,
 )
-from flowcep.runtime.snapshot import SnapshotError, pack, unpack
+from flowcep.runtime.snapshot import SnapshotError, pack
 from flowcep.runtime.timestamps import TimestampError
 
 _SNAPSHOT_LAYOUT: Final = "hierarchy-one-pass-1"
@@ -398,16 +399,11 @@ class OnePassHierarchy:
     def restore(self, data: bytes) -> None:
         """Replace the state by a snapshot's; ``SnapshotError`` for one of another hierarchy or
         of ``HierarchyOperator`` (whose layout this engine does not read)."""
-        payload = unpack(data, self._fingerprint())
+        payload = unpack_hierarchy(data, self._fingerprint(), _SNAPSHOT_LAYOUT, "OnePassHierarchy")
         try:
-            layout, clocks, keys = payload
+            _, clocks, keys = payload
         except (TypeError, ValueError) as exc:
             raise SnapshotError(f"corrupt one-pass hierarchy snapshot: {exc}") from None
-        if layout != _SNAPSHOT_LAYOUT:
-            raise SnapshotError(
-                f"a snapshot of layout {layout!r}, not {_SNAPSHOT_LAYOUT!r}: the one-pass engine restores "
-                "only its own snapshots (restore this one into the engine that took it)"
-            )
         self._reset()
         (
             self._watermark,
