@@ -485,8 +485,7 @@ class OnePassHierarchy:
                 self._expire(ks, t, per_level)
             made: list[list[ComplexEvent]] | None = None
             for order, event in pending.pop(t):
-                for level in self._raw_levels:
-                    made = self._raw_event(ks, level, event, order, t, per_level, made)
+                made = self._raw_event(ks, event, order, t, per_level, made)
             if made is not None:
                 self._complex_events(ks, made, t, per_level)
         if expiry and expiry[0][0] <= watermark:
@@ -528,52 +527,57 @@ class OnePassHierarchy:
     def _raw_event(
         self,
         ks: _Key,
-        level: _Level,
         event: Any,
         order: int,
         t: int,
         per_level: list[list[LevelOutput]],
         made: list[list[ComplexEvent]] | None,
     ) -> list[list[ComplexEvent]] | None:
-        """A raw event at one level: each raw step with runs waiting decides once for all; the
-        runs it accepts move on (or branch), and the first step may start a run. Conditions are
-        all asked before anything changes, so that one that raises changes nothing."""
-        waits = ks.waits[level.index]
-        tests = level.tests
-        accepted: list[int] = []
-        try:
-            for i in level.raw_waits:
-                if waits[i] and tests[i](event):
-                    accepted.append(i)
-            starts = level.first(event)
-        except Exception as exc:
-            self._condition_failed(ks, level, event, t, exc, per_level)
-            return made
-        for i in accepted:
-            runs = waits[i]
-            if level.anys[i]:
-                kept = runs
-            else:
-                kept = []
-                waits[i] = kept
-            checked = i >= level.checked_from
-            for run in runs:
-                if not run.live:
-                    continue
-                if checked and run.last_end >= t:
-                    if kept is not runs:
-                        kept.append(run)
-                    continue
-                made = self._take(ks, level, i, run, event, t, kept is runs, per_level, made)
-        if starts:
-            run = _Run(t, order, (event,), t)
-            if level.window is not None:
-                self._made += 1
-                heapq.heappush(ks.expiry, (t + level.window, self._made, level.index, run))
-            if level.last == 0:
-                made = self._complete(ks, level, run, t, per_level, made)
-            else:
-                self._wait(ks, level, 1, run)
+        """A raw event at every level that reads raw events: each raw step with runs waiting
+        decides once for all of them; the runs it accepts move on (or branch), and the first
+        step may start a run. A level asks all its conditions before it changes anything, so
+        that one that raises changes nothing there."""
+        all_waits = ks.waits
+        for level in self._raw_levels:
+            waits = all_waits[level.index]
+            tests = level.tests
+            accepted: list[int] | None = None
+            try:
+                for i in level.raw_waits:
+                    if waits[i] and tests[i](event):
+                        if accepted is None:
+                            accepted = [i]
+                        else:
+                            accepted.append(i)
+                starts = level.first(event)
+            except Exception as exc:
+                self._condition_failed(ks, level, event, t, exc, per_level)
+                continue
+            if accepted is not None:
+                for i in accepted:
+                    runs = waits[i]
+                    branch = level.anys[i]
+                    kept: list[_Run] = runs if branch else []
+                    if not branch:
+                        waits[i] = kept
+                    checked = i >= level.checked_from
+                    for run in runs:
+                        if not run.live:
+                            continue
+                        if checked and run.last_end >= t:
+                            if not branch:
+                                kept.append(run)
+                            continue
+                        made = self._take(ks, level, i, run, event, t, branch, per_level, made)
+            if starts:
+                run = _Run(t, order, (event,), t)
+                if level.window is not None:
+                    self._made += 1
+                    heapq.heappush(ks.expiry, (t + level.window, self._made, level.index, run))
+                if level.last == 0:
+                    made = self._complete(ks, level, run, t, per_level, made)
+                else:
+                    self._wait(ks, level, 1, run)
         return made
 
     def _take(
@@ -601,7 +605,11 @@ class OnePassHierarchy:
             run.last_end = t
         if i == level.last:
             return self._complete(ks, level, run, t, per_level, made)
-        self._wait(ks, level, i + 1, run)
+        # (_wait written out: this is the hot path)
+        i += 1
+        ks.waits[level.index][i].append(run)
+        if level.boxes[i]:
+            ks.ends[level.index][i].append(t)
         return made
 
     def _wait(self, ks: _Key, level: _Level, i: int, run: _Run) -> None:
