@@ -20,11 +20,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flowcep import AfterMatchSkipStrategy, Pattern
-from flowcep.hierarchy import ComplexEvent, Hierarchy, HierarchyError, HierarchyOperator, LevelOutput, of_type
+from flowcep.hierarchy import (
+    ComplexEvent,
+    Hierarchy,
+    HierarchyError,
+    HierarchyOperator,
+    LevelOutput,
+    hierarchy_operator,
+    of_type,
+)
 from flowcep.hierarchy.onepass import OnePassHierarchy
 from flowcep.hierarchy.onepass_class import one_pass_levels
 from flowcep.runtime.snapshot import SnapshotError
-from tests.hierarchy.support import ev, is_, pair
+from tests.hierarchy.support import ev, is_, matches, pair, run
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("HIERARCHY_EXAMPLES", "150")),
@@ -331,3 +339,27 @@ def test_after_a_box_a_raw_step_takes_only_an_event_after_the_previous_one() -> 
     assert [(o.value.match["b1"], o.value.match["b2"]) for o in outputs if o.kind == "match"] == [
         ([events[2]], [events[4]])
     ]
+
+
+def test_auto_takes_the_one_pass_engine_for_a_hierarchy_of_its_class() -> None:
+    assert type(hierarchy_operator(outage_hierarchy(), engine="auto", timestamp="ts")) is OnePassHierarchy
+
+
+def test_auto_takes_the_levels_outside_the_class() -> None:
+    h = Hierarchy().define("burst", Pattern.begin("a").where(is_("alarm")).times(3))
+    assert type(hierarchy_operator(h, engine="auto", timestamp="ts")) is HierarchyOperator
+
+
+def test_the_default_engine_is_the_levels() -> None:
+    assert type(hierarchy_operator(outage_hierarchy(), timestamp="ts")) is HierarchyOperator
+
+
+def test_detect_runs_the_chosen_engine() -> None:
+    events = [ev(1, "start"), ev(2, "alarm", host="db"), ev(3, "alarm", host="db"), ev(4, "end")]
+    [outage] = matches(run(outage_hierarchy(), events, engine="one_pass"))
+    assert (outage.start, outage.end) == (1, 4)
+
+
+def test_an_unknown_engine_is_refused() -> None:
+    with pytest.raises(ValueError, match="engine must be one of 'levels', 'one_pass', 'auto', got 'fast'"):
+        hierarchy_operator(outage_hierarchy(), engine="fast", timestamp="ts")

@@ -1,5 +1,4 @@
-"""``HierarchyOperator``: a whole hierarchy, keyed and in event time, in one pass (push API), and
-``detect`` (pull API).
+"""``HierarchyOperator``: a whole hierarchy, keyed and in event time, in one pass (push API).
 
 Each complex event type runs in one ``CepOperator`` of its own, shared by every level that reads
 it. A raw event goes to the levels that read raw events; a match becomes a ``ComplexEvent`` (the
@@ -12,7 +11,7 @@ its input in event-time order. docs/semantics.md, section 11, states the rules.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, Final
 
 import attrs
@@ -487,29 +486,3 @@ def interval_of(stamp: Callable[[Any], Any]) -> Callable[[Any], tuple[int, int]]
 
 def _complex_key(event: Any) -> Any:
     return event.key
-
-
-def detect(
-    hierarchy: Hierarchy | HierarchyPlan,
-    events: Iterable[Any],
-    *,
-    key_by: Callable[[Any], Hashable] | str | None = None,
-    timestamp: Callable[[Any], int] | str,
-    out_of_orderness: Any = 0,
-    emit: Iterable[str] | None = None,
-    on_error: str = "raise",
-) -> Iterator[LevelOutput]:
-    """The pull API: run ``hierarchy`` over ``events`` (any iterable, possibly unbounded) and
-    yield its ``LevelOutput``s as they become ready, lazily."""
-    operator = HierarchyOperator(
-        hierarchy,
-        key_by=key_by,
-        timestamp=timestamp,
-        out_of_orderness=out_of_orderness,
-        emit=emit,
-        on_error=on_error,
-    )
-    with operator:
-        for event in events:
-            yield from operator.process_element(event)
-        yield from operator.flush()
