@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 from bisect import bisect_left
+from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, Final
 
@@ -49,25 +50,30 @@ _SNAPSHOT_LAYOUT: Final = "hierarchy-one-pass-1"
 
 
 class _Run:
-    """A partial match: its first event's time (``start``), its order among the key's runs
-    (``order``: the arrival number of its first event), its events by step, the end of its last
-    event, and ``live`` (False once it completed, moved on by copy, or timed out)."""
+    """A partial match: its first event's time (``start``), its events by step, the end of its
+    last event, ``live`` (False once it completed or timed out) and, in a level with a window,
+    ``group``: the runs branched (``followed_by_any``) from the run that took the same first
+    event, which time out with it (None: none yet)."""
 
-    __slots__ = ("start", "order", "events", "last_end", "live")
+    __slots__ = ("start", "events", "last_end", "live", "group")
 
-    def __init__(self, start: int, order: int, events: tuple[Any, ...], last_end: int) -> None:
+    def __init__(
+        self, start: int, events: tuple[Any, ...], last_end: int, group: list[_Run] | None = None
+    ) -> None:
         self.start = start
-        self.order = order
         self.events = events
         self.last_end = last_end
         self.live = True
+        self.group = group
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_restored_run, (self.start, self.order, self.events, self.last_end, self.live))
+        return (_restored_run, (self.start, self.events, self.last_end, self.live, self.group))
 
 
-def _restored_run(start: int, order: int, events: tuple[Any, ...], last_end: int, live: bool) -> _Run:
-    run = _Run(start, order, events, last_end)
+def _restored_run(
+    start: int, events: tuple[Any, ...], last_end: int, live: bool, group: list[_Run] | None
+) -> _Run:
+    run = _Run(start, events, last_end, group)
     run.live = live
     return run
 
@@ -124,10 +130,24 @@ class _Level:
 
 class _Key:
     """One key's buffered raw events and runs: ``waits[level][step]`` the runs waiting at that
-    step (a box's in order of ``last_end``, with ``ends`` beside them), ``expiry`` the heap of
-    ``(start + window, number, level, run)``."""
+    step (a box's in order of ``last_end``, with ``ends`` beside them); ``started[level]`` the
+    runs that took a first event, in its order (so in the order of their deadlines, start +
+    window), for a level with a window; ``deadline`` the earliest of those deadlines (None:
+    none)."""
 
-    __slots__ = ("key", "seq", "times", "pending", "waits", "ends", "expiry", "due", "dead")
+    __slots__ = (
+        "key",
+        "seq",
+        "times",
+        "pending",
+        "waits",
+        "ends",
+        "started",
+        "deadline",
+        "due",
+        "dead",
+        "finished",
+    )
 
     def __init__(self, key: Any, seq: int, levels: list[_Level]) -> None:
         self.key = key
@@ -136,9 +156,11 @@ class _Key:
         self.pending: dict[int, list[Any]] = {}
         self.waits: list[list[list[_Run]]] = [[[] for _ in level.names] for level in levels]
         self.ends: list[list[list[int]]] = [[[] for _ in level.names] for level in levels]
-        self.expiry: list[tuple[int, int, int, _Run]] = []
+        self.started: list[deque[_Run]] = [deque() for _ in levels]
+        self.deadline: int | None = None
         self.due: int | None = None  # when the key is scheduled (None: it is not)
         self.dead = [0] * len(levels)  # timed-out runs still listed, per level
+        self.finished = [0] * len(levels)  # completed runs still in ``started``, per level
 
 
 class OnePassHierarchy:
@@ -182,6 +204,7 @@ class OnePassHierarchy:
                 self._levels[index[used]].consumers.append(level.index)
         # the levels that read raw events, and for each type the levels that read it
         self._raw_levels = [level for level in self._levels if level.level.reads_raw]
+        self._windowed = [level for level in self._levels if level.window is not None]
         self._stamp: Callable[[Any], Any] = stamp
         self._key_by = extractor("key_by", key_by)
         self._out_of_orderness: int | None = to_millis(out_of_orderness)
@@ -193,9 +216,7 @@ class OnePassHierarchy:
         self._schedule: list[tuple[int, int, _Key]] = []
         self._watermark = LONG_MIN
         self._max_timestamp = LONG_MIN
-        self._arrivals = 0  # numbers raw events as they arrive (a run's order)
         self._key_seq = 0
-        self._made = 0  # numbers the runs that can time out (their order in the key's expiry heap)
         self.events_in = 0
         self.late = 0
         self._matches = [0] * len(self._levels)
@@ -264,15 +285,14 @@ class OnePassHierarchy:
                 if ks is None:
                     ks = keys[key] = _Key(key, self._key_seq, self._levels)
                     self._key_seq += 1
-                self._arrivals += 1
                 listed = ks.pending.get(ts)
                 if listed is None:
-                    ks.pending[ts] = [(self._arrivals, event)]
+                    ks.pending[ts] = [event]
                     heapq.heappush(ks.times, ts)
                     if ks.due is None or ts < ks.due:
                         self._push(ks, ts)
                 else:
-                    listed.append((self._arrivals, event))
+                    listed.append(event)
             if watermark > current:
                 self._watermark = watermark
                 self._fire(watermark, per_level)
@@ -373,7 +393,7 @@ class OnePassHierarchy:
                 sorted(ks.pending.items()),
                 ks.waits,
                 ks.ends,
-                sorted(ks.expiry, key=_expiry_order),
+                [list(q) for q in ks.started],
             )
             for ks in self._keys.values()
         ]
@@ -382,9 +402,7 @@ class OnePassHierarchy:
             (
                 self._watermark,
                 self._max_timestamp,
-                self._arrivals,
                 self._key_seq,
-                self._made,
                 self.events_in,
                 self.late,
                 self._raw_bad,
@@ -408,9 +426,7 @@ class OnePassHierarchy:
         (
             self._watermark,
             self._max_timestamp,
-            self._arrivals,
             self._key_seq,
-            self._made,
             self.events_in,
             self.late,
             self._raw_bad,
@@ -419,12 +435,16 @@ class OnePassHierarchy:
             bad,
         ) = clocks
         self._matches, self._timeouts, self._bad_records = list(matches), list(timeouts), list(bad)
-        for key, seq, pending, waits, ends, expiry in keys:
+        for key, seq, pending, waits, ends, started in keys:
             ks = _Key(key, seq, self._levels)
             ks.pending = dict(pending)
             ks.times = [ts for ts, _ in pending]
             ks.waits, ks.ends = waits, ends
-            ks.expiry = expiry  # sorted: a heap
+            ks.started = [deque(runs) for runs in started]
+            ks.finished = [
+                sum(1 for r in runs if not r.live and r.group is None and not r.events) for runs in started
+            ]
+            ks.deadline = self._first_deadline(ks)
             ks.dead = [sum(1 for runs in level for run in runs if not run.live) for level in waits]
             self._keys[key] = ks
             self._reschedule(ks)
@@ -447,17 +467,15 @@ class OnePassHierarchy:
         """Schedule ``ks`` at its first buffered timestamp or its first run's deadline; a key
         that holds nothing goes."""
         due = ks.times[0] if ks.times else None
-        expiry = ks.expiry
-        while expiry and not expiry[0][3].live:
-            heapq.heappop(expiry)
-        if expiry and (due is None or expiry[0][0] < due):
-            due = expiry[0][0]
+        deadline = ks.deadline
+        if deadline is not None and (due is None or deadline < due):
+            due = deadline
         if due is not None:
             self._push(ks, due)
             return
         ks.due = None
-        # no live run has a window left (each has an expiry entry): only runs of levels without
-        # a window keep the key
+        # no run of a level with a window is left (each is listed in ``started`` until its
+        # deadline): only runs of levels without a window keep the key
         if not any(
             ks.waits[level.index] != [[]] * len(level.names) for level in self._levels if level.window is None
         ):
@@ -478,38 +496,59 @@ class OnePassHierarchy:
         """Run the key's buffered timestamps up to ``watermark``, then time out what ends by it."""
         times = ks.times
         pending = ks.pending
-        expiry = ks.expiry
         while times and times[0] <= watermark:
             t = heapq.heappop(times)
-            if expiry and expiry[0][0] <= t:
+            deadline = ks.deadline
+            if deadline is not None and deadline <= t:
                 self._expire(ks, t, per_level)
             made: list[list[ComplexEvent]] | None = None
-            for order, event in pending.pop(t):
-                made = self._raw_event(ks, event, order, t, per_level, made)
+            for event in pending.pop(t):
+                made = self._raw_event(ks, event, t, per_level, made)
             if made is not None:
                 self._complex_events(ks, made, t, per_level)
-        if expiry and expiry[0][0] <= watermark:
+        deadline = ks.deadline
+        if deadline is not None and deadline <= watermark:
             self._expire(ks, watermark, per_level)
 
     def _expire(self, ks: _Key, t: int, per_level: list[list[LevelOutput]]) -> None:
         """Time out the key's runs whose window ends by ``t``: a timeout at start + window, for an
         emitted level."""
-        expiry = ks.expiry
-        levels = self._levels
-        while expiry and expiry[0][0] <= t:
-            at, _, index, run = heapq.heappop(expiry)
-            if not run.live:
-                continue
-            run.live = False
-            level = levels[index]
-            ks.dead[index] += 1
-            if level.emit:
-                self._timeouts[index] += 1
-                partial = {level.names[i]: [e] for i, e in enumerate(run.events)}
-                per_level[index].append(LevelOutput(TIMEOUT, level.name, ks.key, partial, at))
-        for index, dead in enumerate(ks.dead):
-            if dead > 16:
-                self._compact(ks, index)
+        for level in self._windowed:
+            window: int = level.window  # type: ignore[assignment]
+            started = ks.started[level.index]
+            while started and started[0].start + window <= t:
+                first = started.popleft()
+                at = first.start + window
+                group = first.group
+                if not first.live and group is None and not first.events:
+                    ks.finished[level.index] -= 1  # (a completed run: see _complete)
+                for run in (first,) if group is None else (first, *group):
+                    if run.live:
+                        run.live = False
+                        self._timed_out(ks, level, run, at, per_level)
+            if ks.dead[level.index] > 16:
+                self._compact(ks, level.index)
+        ks.deadline = self._first_deadline(ks)
+
+    def _timed_out(
+        self, ks: _Key, level: _Level, run: _Run, at: int, per_level: list[list[LevelOutput]]
+    ) -> None:
+        index = level.index
+        ks.dead[index] += 1
+        if level.emit:
+            self._timeouts[index] += 1
+            partial = {level.names[i]: [e] for i, e in enumerate(run.events)}
+            per_level[index].append(LevelOutput(TIMEOUT, level.name, ks.key, partial, at))
+
+    def _first_deadline(self, ks: _Key) -> int | None:
+        deadline: int | None = None
+        for level in self._windowed:
+            started = ks.started[level.index]
+            if started:
+                due: int = started[0].start + level.window  # type: ignore[operator]
+                if deadline is None or due < deadline:
+                    deadline = due
+        return deadline
 
     def _compact(self, ks: _Key, index: int) -> None:
         """Drop the timed-out runs still listed at a level (once they outnumber a few)."""
@@ -528,7 +567,6 @@ class OnePassHierarchy:
         self,
         ks: _Key,
         event: Any,
-        order: int,
         t: int,
         per_level: list[list[LevelOutput]],
         made: list[list[ComplexEvent]] | None,
@@ -570,10 +608,13 @@ class OnePassHierarchy:
                             continue
                         made = self._take(ks, level, i, run, event, t, branch, per_level, made)
             if starts:
-                run = _Run(t, order, (event,), t)
-                if level.window is not None:
-                    self._made += 1
-                    heapq.heappush(ks.expiry, (t + level.window, self._made, level.index, run))
+                run = _Run(t, (event,), t)
+                window = level.window
+                if window is not None:
+                    ks.started[level.index].append(run)
+                    deadline = ks.deadline
+                    if deadline is None or t + window < deadline:
+                        ks.deadline = t + window
                 if level.last == 0:
                     made = self._complete(ks, level, run, t, per_level, made)
                 else:
@@ -596,10 +637,15 @@ class OnePassHierarchy:
         branches (``followed_by_any``), else the run itself moves on."""
         events = run.events + (event,)
         if branch:
-            run = _Run(run.start, run.order, events, t)
-            if level.window is not None:
-                self._made += 1
-                heapq.heappush(ks.expiry, (run.start + level.window, self._made, level.index, run))
+            if level.window is None:
+                run = _Run(run.start, events, t)
+            else:
+                # times out with the run that took the same first event (_expire)
+                group = run.group
+                if group is None:
+                    group = run.group = []
+                run = _Run(run.start, events, t, group)
+                group.append(run)
         else:
             run.events = events
             run.last_end = t
@@ -629,6 +675,16 @@ class OnePassHierarchy:
         run.live = False
         names = level.names
         match = {names[i]: [e] for i, e in enumerate(run.events)}
+        index = level.index
+        if level.window is not None and run.group is None:
+            # a run that took its first event and completed, in ``started`` until its deadline:
+            # those go once they are half of it (most runs complete long before their deadline)
+            run.events = ()
+            finished = ks.finished[index] = ks.finished[index] + 1
+            started = ks.started[index]
+            if 2 * finished > len(started) > 16:
+                ks.started[index] = deque(r for r in started if r.live or r.group)
+                ks.finished[index] = 0
         attributes: Mapping[str, Any]
         compose = level.level.compose
         if compose is None:
@@ -640,7 +696,6 @@ class OnePassHierarchy:
                     f"the composition function of {level.name!r} returned {attributes!r}, not a mapping of attributes"
                 )
         event = ComplexEvent(level.name, ks.key, run.start, t, attributes, match)
-        index = level.index
         self._matches[index] += 1
         if level.emit:
             per_level[index].append(LevelOutput(MATCH, level.name, ks.key, event, t))
@@ -743,7 +798,3 @@ class OnePassHierarchy:
             bad = [o.value for o in out if o.kind == BAD_RECORD]
             raise BadRecordError(bad[0], outputs=out, bad_records=bad)  # type: ignore[arg-type]
         return out
-
-
-def _expiry_order(entry: tuple[int, int, int, _Run]) -> tuple[int, int, int]:
-    return entry[0], entry[1], entry[2]
