@@ -526,6 +526,8 @@ class OnePassHierarchy:
                     if run.live:
                         run.live = False
                         self._timed_out(ks, level, run, at, per_level)
+                if group:
+                    group.clear()  # (its runs point to it: a cycle the collector would have to find)
             if ks.dead[level.index] > 16:
                 self._compact(ks, level.index)
         ks.deadline = self._first_deadline(ks)
@@ -608,6 +610,9 @@ class OnePassHierarchy:
                             continue
                         made = self._take(ks, level, i, run, event, t, branch, per_level, made)
             if starts:
+                if level.last == 0:
+                    made = self._complete(ks, level, t, (event,), t, per_level, made)
+                    continue
                 run = _Run(t, (event,), t)
                 window = level.window
                 if window is not None:
@@ -615,10 +620,7 @@ class OnePassHierarchy:
                     deadline = ks.deadline
                     if deadline is None or t + window < deadline:
                         ks.deadline = t + window
-                if level.last == 0:
-                    made = self._complete(ks, level, run, t, per_level, made)
-                else:
-                    self._wait(ks, level, 1, run)
+                self._wait(ks, level, 1, run)
         return made
 
     def _take(
@@ -634,8 +636,13 @@ class OnePassHierarchy:
         made: list[list[ComplexEvent]] | None,
     ) -> list[list[ComplexEvent]] | None:
         """``run``, waiting at step ``i``, takes ``event`` (ending at ``t``): a copy of it when it
-        branches (``followed_by_any``), else the run itself moves on."""
+        branches (``followed_by_any``), else the run itself moves on. At the last step the match
+        is complete (a branch that completes is never made)."""
         events = run.events + (event,)
+        if i == level.last:
+            if not branch:
+                self._finished(ks, level, run)
+            return self._complete(ks, level, run.start, events, t, per_level, made)
         if branch:
             if level.window is None:
                 run = _Run(run.start, events, t)
@@ -649,8 +656,6 @@ class OnePassHierarchy:
         else:
             run.events = events
             run.last_end = t
-        if i == level.last:
-            return self._complete(ks, level, run, t, per_level, made)
         # (_wait written out: this is the hot path)
         i += 1
         ks.waits[level.index][i].append(run)
@@ -663,39 +668,45 @@ class OnePassHierarchy:
         if level.boxes[i]:
             ks.ends[level.index][i].append(run.last_end)
 
-    def _complete(
-        self,
-        ks: _Key,
-        level: _Level,
-        run: _Run,
-        t: int,
-        per_level: list[list[LevelOutput]],
-        made: list[list[ComplexEvent]] | None,
-    ) -> list[list[ComplexEvent]]:
+    def _finished(self, ks: _Key, level: _Level, run: _Run) -> None:
+        """``run`` completed: it holds nothing more. One that took its first event stays in
+        ``started`` until its deadline; those go once they are half of it (most runs complete
+        long before their deadline)."""
         run.live = False
-        names = level.names
-        match = {names[i]: [e] for i, e in enumerate(run.events)}
-        index = level.index
+        run.events = ()
         if level.window is not None and run.group is None:
-            # a run that took its first event and completed, in ``started`` until its deadline:
-            # those go once they are half of it (most runs complete long before their deadline)
-            run.events = ()
+            index = level.index
             finished = ks.finished[index] = ks.finished[index] + 1
             started = ks.started[index]
             if 2 * finished > len(started) > 16:
                 ks.started[index] = deque(r for r in started if r.live or r.group)
                 ks.finished[index] = 0
-        attributes: Mapping[str, Any]
+
+    def _complete(
+        self,
+        ks: _Key,
+        level: _Level,
+        start: int,
+        events: tuple[Any, ...],
+        t: int,
+        per_level: list[list[LevelOutput]],
+        made: list[list[ComplexEvent]] | None,
+    ) -> list[list[ComplexEvent]]:
+        """A match of ``level`` (its first event at ``start``, its last ending at ``t``): its
+        complex event, out if the level is emitted, and to the levels that read it."""
+        names = level.names
+        index = level.index
         compose = level.level.compose
         if compose is None:
-            attributes = {}
+            event = ComplexEvent.one_per_step(level.name, ks.key, start, t, names, events)
         else:
+            match = {names[i]: [e] for i, e in enumerate(events)}
             attributes = compose(match)
             if not isinstance(attributes, Mapping):
                 raise HierarchyError(
                     f"the composition function of {level.name!r} returned {attributes!r}, not a mapping of attributes"
                 )
-        event = ComplexEvent(level.name, ks.key, run.start, t, attributes, match)
+            event = ComplexEvent(level.name, ks.key, start, t, attributes, match)
         self._matches[index] += 1
         if level.emit:
             per_level[index].append(LevelOutput(MATCH, level.name, ks.key, event, t))
