@@ -31,6 +31,7 @@ from flowcep.hierarchy import (
 )
 from flowcep.hierarchy.onepass import OnePassHierarchy
 from flowcep.hierarchy.onepass_class import one_pass_levels
+from flowcep.runtime import BadRecordError
 from flowcep.runtime.snapshot import SnapshotError
 from tests.hierarchy.support import ev, is_, matches, pair, run
 
@@ -40,9 +41,10 @@ SETTINGS = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 
-# a step: ("raw", kind) or ("type", level, minimum size or None); a level: steps with the
-# contiguity before each later step, and a window
-Level = tuple[list[tuple[Any, ...]], list[str], Any]
+# a step: ("raw", kind) or ("type", level, None or "size" or "long": what its condition reads of
+# the complex event); a level: steps with the contiguity before each later step, a window, and
+# whether it composes attributes (without, the one-pass engine builds its match on first read)
+Level = tuple[list[tuple[Any, ...]], list[str], Any, bool]
 
 
 @st.composite
@@ -50,7 +52,11 @@ def hierarchies(draw: Any) -> list[Level]:
     levels: list[Level] = []
     for i in range(draw(st.integers(1, 3))):
         raw = st.tuples(st.just("raw"), st.sampled_from("ab"))
-        box = st.tuples(st.just("type"), st.integers(0, i - 1), st.sampled_from([None, 3])) if i else raw
+        box = (
+            st.tuples(st.just("type"), st.integers(0, i - 1), st.sampled_from([None, "size", "long"]))
+            if i
+            else raw
+        )
         steps = [draw(raw)] + draw(st.lists(st.one_of(raw, box), min_size=0 if i == 0 else 1, max_size=3))
         if i and all(step[0] == "raw" for step in steps):
             steps[-1] = ("type", i - 1, None)
@@ -62,25 +68,33 @@ def hierarchies(draw: Any) -> list[Level]:
             )
         )
         window = draw(st.sampled_from([None, 3, 6, 12]))
-        levels.append((steps, joins, window))
+        levels.append((steps, joins, window, draw(st.booleans())))
     return levels
 
 
 def build(spec: list[Level]) -> Hierarchy:
     h = Hierarchy()
-    for i, (steps, joins, window) in enumerate(spec):
+    for i, (steps, joins, window, composes) in enumerate(spec):
         pattern = Pattern.begin("s0").where(condition(steps[0]))
         for j, (step, join) in enumerate(zip(steps[1:], joins), 1):
             pattern = getattr(pattern, join)(f"s{j}").where(condition(step))
-        h.define(f"L{i}", pattern.within(window), compose=lambda m: {"size": len(m)})
+        h.define(f"L{i}", pattern.within(window), compose=_size if composes else None)
     return h
 
 
 def condition(step: tuple[Any, ...]) -> Any:
     if step[0] == "raw":
         return is_(step[1])
-    _, level, size = step
-    return of_type(f"L{level}", None if size is None else (lambda c: c["size"] >= size))
+    _, level, reads = step
+    if reads == "size":
+        return of_type(f"L{level}", lambda c: c.get("size", 0) >= 3)
+    if reads == "long":
+        return of_type(f"L{level}", lambda c: c.end - c.start >= 2)
+    return of_type(f"L{level}")
+
+
+def _size(match: Any) -> dict[str, int]:
+    return {"size": len(match)}
 
 
 @st.composite
@@ -363,3 +377,40 @@ def test_detect_runs_the_chosen_engine() -> None:
 def test_an_unknown_engine_is_refused() -> None:
     with pytest.raises(ValueError, match="engine must be one of 'levels', 'one_pass', 'auto', got 'fast'"):
         hierarchy_operator(outage_hierarchy(), engine="fast", timestamp="ts")
+
+
+def test_complex_events_of_one_timestamp_reach_a_box_in_the_order_they_were_made() -> None:
+    h = (
+        Hierarchy()
+        .define("low", Pattern.begin("a").where(is_("a")))
+        .define(
+            "top",
+            Pattern.begin("s")
+            .where(is_("s"))
+            .followed_by("i")
+            .where(of_type("low"))
+            .followed_by("e")
+            .where(is_("e")),
+        )
+    )
+    events = [ev(1, "s"), ev(5, "a", n=1), ev(5, "a", n=2), ev(6, "e")]
+    operator = OnePassHierarchy(h, key_by="key", timestamp="ts")
+    outputs = operator.process_elements(events) + operator.flush()
+    assert [o.value.match["i"][0].match for o in outputs if o.kind == "match"] == [{"a": [events[1]]}]
+
+
+def test_a_condition_that_raises_makes_a_bad_record_of_its_level() -> None:
+    operator = OnePassHierarchy(outage_hierarchy(), key_by="key", timestamp="ts", on_error="side_output")
+    broken = {"ts": 1, "key": "k"}  # no kind: every level's first condition raises
+    outputs = operator.process_elements([broken, ev(2, "tick")])
+    assert [(o.kind, o.level, o.value.record, o.value.stage, o.timestamp) for o in outputs] == [
+        ("bad_record", "incident", broken, "condition", 1),
+        ("bad_record", "outage", broken, "condition", 1),
+    ]
+
+
+def test_with_on_error_raise_a_bad_record_raises_after_the_call() -> None:
+    operator = OnePassHierarchy(outage_hierarchy(), key_by="key", timestamp="ts")
+    with pytest.raises(BadRecordError, match="condition raised KeyError") as raised:
+        operator.process_elements([{"ts": 1, "key": "k"}, ev(2, "tick")])
+    assert [o.level for o in raised.value.outputs] == ["incident", "outage"]
