@@ -62,7 +62,7 @@ def hierarchies(draw: Any) -> list[Level]:
             steps[-1] = ("type", i - 1, None)
         joins = draw(
             st.lists(
-                st.sampled_from(["followed_by", "followed_by_any"]),
+                st.sampled_from(["next", "followed_by", "followed_by_any"]),
                 min_size=len(steps) - 1,
                 max_size=len(steps) - 1,
             )
@@ -287,8 +287,8 @@ def test_a_hierarchy_outside_the_class_is_refused_with_the_reason() -> None:
     ("pattern", "reason"),
     [
         (
-            pair("a", "b").next("c").where(is_("c")),
-            "step 'c' is not joined by followed_by or followed_by_any",
+            pair("a", "b").not_followed_by("c").where(is_("c")),
+            "step 'c' is not joined by next, followed_by or followed_by_any",
         ),
         (
             Pattern.begin("a", AfterMatchSkipStrategy.skip_past_last_event()).where(is_("a")),
@@ -414,3 +414,24 @@ def test_with_on_error_raise_a_bad_record_raises_after_the_call() -> None:
     with pytest.raises(BadRecordError, match="condition raised KeyError") as raised:
         operator.process_elements([{"ts": 1, "key": "k"}, ev(2, "tick")])
     assert [o.level for o in raised.value.outputs] == ["incident", "outage"]
+
+
+def test_next_after_a_box_needs_the_levels_next_input_event() -> None:
+    h = (
+        Hierarchy()
+        .define("low", Pattern.begin("a").where(is_("a")))
+        .define(
+            "top",
+            Pattern.begin("s")
+            .where(is_("s"))
+            .followed_by_any("i")
+            .where(of_type("low"))
+            .next("e")
+            .where(is_("e")),
+        )
+    )
+    events = [ev(1, "s"), ev(2, "a"), ev(3, "x"), ev(4, "e"), ev(5, "a"), ev(6, "e")]
+    operator = OnePassHierarchy(h, key_by="key", timestamp="ts")
+    outputs = operator.process_elements(events) + operator.flush()
+    # the branch that took the low event at 2 dies at the raw event at 3; the one at 5 goes on
+    assert [(o.value.start, o.value.end) for o in outputs if o.kind == "match"] == [(1, 6)]

@@ -97,6 +97,7 @@ class _Level:
         "last",
         "checked_from",
         "boxes",
+        "stricts",
     )
 
     def __init__(self, index: int, spec: LevelSteps, emit: bool) -> None:
@@ -108,6 +109,8 @@ class _Level:
         self.tests = tuple(step.test for step in steps)
         self.anys = tuple(step.any for step in steps)
         self.boxes = tuple(step.box is not None for step in steps)
+        # the steps whose runs the level's next input event must continue (``next``), or they die
+        self.stricts = tuple(i for i, step in enumerate(steps) if step.strict)
         self.window = spec.window
         self.emit = emit
         self.consumers: list[int] = []
@@ -593,6 +596,8 @@ class OnePassHierarchy:
             except Exception as exc:
                 self._condition_failed(ks, level, event, t, exc, per_level)
                 continue
+            if level.stricts:
+                self._strict(ks, level, accepted)
             if accepted is not None:
                 for i in accepted:
                     runs = waits[i]
@@ -605,7 +610,11 @@ class OnePassHierarchy:
                         if not run.live:
                             continue
                         if checked and run.last_end >= t:
-                            if not branch:
+                            if branch:
+                                pass
+                            elif i in level.stricts:
+                                run.live = False  # (the event is not its next: it dies)
+                            else:
                                 kept.append(run)
                             continue
                         made = self._take(ks, level, i, run, event, t, branch, per_level, made)
@@ -754,12 +763,20 @@ class OnePassHierarchy:
         except Exception as exc:
             self._condition_failed(ks, level, event, t, exc, per_level)
             return made
+        if level.stricts:
+            self._strict(ks, level, accepted)
         for i in accepted:
             runs = waits[i]
             cut = bisect_left(ends[i], event.start)
             woken = runs[:cut]
             branch = level.anys[i]
-            if branch:
+            if i in level.stricts:
+                # the runs it does not continue die (it is their next event)
+                for run in runs[cut:]:
+                    run.live = False
+                waits[i] = []
+                ends[i] = []
+            elif branch:
                 if ks.dead[level.index]:
                     alive = [run for run in woken if run.live]
                     if len(alive) != len(woken):
@@ -773,6 +790,18 @@ class OnePassHierarchy:
                 if run.live:
                     made = self._take(ks, level, i, run, event, t, branch, per_level, made)  # type: ignore[assignment]
         return made
+
+    def _strict(self, ks: _Key, level: _Level, accepted: list[int] | None) -> None:
+        """The runs waiting at a ``next`` step that the level's input event does not continue die
+        (before any run moves on, so that none that this event brings to a step dies of it)."""
+        waits = ks.waits[level.index]
+        for i in level.stricts:
+            runs = waits[i]
+            if runs and (accepted is None or i not in accepted):
+                for run in runs:
+                    run.live = False
+                waits[i] = []
+                ks.ends[level.index][i] = []
 
     def _condition_failed(
         self,

@@ -2,7 +2,7 @@
 in the form it runs them.
 
 The class: every level a sequence of single steps (no quantifier, not optional, no negation, no
-group), its first step a raw step, every later step joined by ``followed_by`` or
+group), its first step a raw step, every later step joined by ``next``, ``followed_by`` or
 ``followed_by_any``; a raw step's condition reads the event alone (no ``of_type`` in it, no
 iterative or rich condition); a box step's condition exactly ``of_type(name)`` or
 ``of_type(name, fn)``; ``no_skip``; at most one window, ``within(T)`` on the whole pattern; the
@@ -22,6 +22,8 @@ from flowcep.pattern import GroupPattern, Pattern, WithinType
 from flowcep.pattern.pattern import pattern_rich_conditions
 from flowcep.pattern.quantifier import ConsumingStrategy, QuantifierProperty
 
+_JOINS = (ConsumingStrategy.STRICT, ConsumingStrategy.SKIP_TILL_NEXT, ConsumingStrategy.SKIP_TILL_ANY)
+
 
 def _accept_all(event: Any) -> bool:
     return True
@@ -30,13 +32,15 @@ def _accept_all(event: Any) -> bool:
 @attrs.frozen(slots=True)
 class Step:
     """One step of a level in the class: its ``name``, ``test`` (a function of the event alone),
-    the complex event type it reads (``box``; None for a raw step) and whether runs waiting at it
-    branch on every event it accepts (``any``: ``followed_by_any``) or move on (``followed_by``)."""
+    the complex event type it reads (``box``; None for a raw step), whether runs waiting at it
+    branch on every event it accepts (``any``: ``followed_by_any``) and whether the level's next
+    input event must be the one (``strict``: ``next``); else they move on (``followed_by``)."""
 
     name: str
     test: Callable[[Any], Any]
     box: str | None
     any: bool
+    strict: bool = False
 
 
 @attrs.frozen(slots=True)
@@ -83,8 +87,8 @@ def _level_steps(level: Level) -> LevelSteps | str:
         if quantifier.properties != frozenset({QuantifierProperty.SINGLE}):
             return f"step {step.name!r} is not a single step"
         strategy = quantifier.consuming_strategy
-        if at and strategy not in (ConsumingStrategy.SKIP_TILL_NEXT, ConsumingStrategy.SKIP_TILL_ANY):
-            return f"step {step.name!r} is not joined by followed_by or followed_by_any"
+        if at and strategy not in _JOINS:
+            return f"step {step.name!r} is not joined by next, followed_by or followed_by_any"
         condition = step.condition
         if isinstance(condition, OfType):
             if at == 0:
@@ -100,7 +104,15 @@ def _level_steps(level: Level) -> LevelSteps | str:
             test, iterative = condition.compile()
         if iterative:
             return f"step {step.name!r} has an iterative condition"
-        found.append(Step(step.name, test, box, strategy is ConsumingStrategy.SKIP_TILL_ANY))
+        found.append(
+            Step(
+                step.name,
+                test,
+                box,
+                strategy is ConsumingStrategy.SKIP_TILL_ANY,
+                at > 0 and strategy is ConsumingStrategy.STRICT,
+            )
+        )
     return LevelSteps(level, tuple(found), level.window)
 
 
