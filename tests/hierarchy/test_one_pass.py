@@ -364,8 +364,10 @@ def test_auto_takes_the_levels_outside_the_class() -> None:
     assert type(hierarchy_operator(h, engine="auto", timestamp="ts")) is HierarchyOperator
 
 
-def test_the_default_engine_is_the_levels() -> None:
-    assert type(hierarchy_operator(outage_hierarchy(), timestamp="ts")) is HierarchyOperator
+def test_the_default_engine_is_auto() -> None:
+    assert type(hierarchy_operator(outage_hierarchy(), timestamp="ts")) is OnePassHierarchy
+    h = Hierarchy().define("burst", Pattern.begin("a").where(is_("alarm")).times(3))
+    assert type(hierarchy_operator(h, timestamp="ts")) is HierarchyOperator
 
 
 def test_detect_runs_the_chosen_engine() -> None:

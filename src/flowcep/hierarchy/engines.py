@@ -1,8 +1,8 @@
 """The choice of a hierarchy's engine, and ``detect`` (the pull API).
 
-``"levels"`` (the default) is ``HierarchyOperator``, one ``CepOperator`` per complex event
-type, for any hierarchy; ``"one_pass"`` is ``OnePassHierarchy``, one structure per key, for the
-hierarchies of its class (``HierarchyError`` for another); ``"auto"`` takes the one-pass engine
+``"levels"`` is ``HierarchyOperator``, one ``CepOperator`` per complex event type, for any
+hierarchy; ``"one_pass"`` is ``OnePassHierarchy``, one structure per key, for the hierarchies of
+its class (``HierarchyError`` for another); ``"auto"`` (the default) takes the one-pass engine
 when the hierarchy is in its class, else the levels. docs/semantics.md 11.9 says what differs.
 """
 
@@ -21,7 +21,7 @@ AnyHierarchyOperator = Union[HierarchyOperator, OnePassHierarchy]
 
 
 def hierarchy_operator(
-    hierarchy: Hierarchy | HierarchyPlan, *, engine: str = "levels", **options: Any
+    hierarchy: Hierarchy | HierarchyPlan, *, engine: str = "auto", **options: Any
 ) -> AnyHierarchyOperator:
     """The push operator of ``hierarchy`` on ``engine`` (``ENGINES``); ``options`` are
     ``HierarchyOperator``'s keyword arguments."""
@@ -45,7 +45,7 @@ def detect(
     out_of_orderness: Any = 0,
     emit: Iterable[str] | None = None,
     on_error: str = "raise",
-    engine: str = "levels",
+    engine: str = "auto",
 ) -> Iterator[LevelOutput]:
     """The pull API: run ``hierarchy`` over ``events`` (any iterable, possibly unbounded) and
     yield its ``LevelOutput``s as they become ready, lazily, on ``engine``."""
