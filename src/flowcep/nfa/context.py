@@ -14,23 +14,30 @@ Match = dict[str, list[Any]]
 
 class ConditionContext(ConditionContextBase):
     """What an iterative condition sees: the run's events so far, lazily (``NFA.use_clock``
-    gives an NFA a subclass whose ``current_processing_time()`` is its operator's clock)."""
+    gives an NFA a subclass whose ``current_processing_time()`` is its operator's clock).
 
-    __slots__ = ("_buffer", "_run", "_timestamp", "_matched")
+    ``NFA.process`` points one context at each run in turn (``run``): as Flink's, a context is
+    valid in the condition call it is given to. The partial match it reads is cached on the run
+    (``current_match``), which every context of the run shares."""
+
+    __slots__ = ("_buffer", "_run", "_timestamp")
 
     def __init__(self, buffer: SharedBuffer, run: ComputationState, timestamp: int) -> None:
         self._buffer = buffer
         self._run = run
         self._timestamp = timestamp
-        self._matched: Match | None = None
 
     def get_events_for_pattern(self, name: str) -> list[Any]:
-        if name is None:
-            raise TypeError("The pattern name cannot be null.")
-        matched = self._matched
-        if matched is None:
-            matched = self._matched = current_match(self._buffer, self._run)
-        return list(matched.get(name, ()))
+        run = self._run
+        matched = run.match
+        if matched.__class__ is not dict:
+            matched = current_match(self._buffer, run)
+        try:
+            return matched[name][:]  # (a copy: the run's own list stays as it is)
+        except KeyError:
+            if name is None:
+                raise TypeError("The pattern name cannot be null.") from None
+            return []
 
     def timestamp(self) -> int:
         return self._timestamp
@@ -57,19 +64,55 @@ def current_match(buffer: SharedBuffer, run: ComputationState) -> Match:
             paths = buffer.extract_patterns(run.previous_entry, run.version)
             match = buffer.materialize_match(paths[0]) if paths else {}
     else:
-        taken = []
-        while type(match) is tuple:
-            taken.append(match)
-            match = match[0]
-        # (most chains start at a start run's empty match: no copy to make)
-        match = {page: list(events) for page, events in match.items()} if match else {}
-        for _, page, event in reversed(taken):
-            events = match.get(page)
-            if events is None:
-                match[page] = [event]
-            else:
-                events.append(event)
+        match = chain_match(match)
     run.match = match
+    return match  # type: ignore[no-any-return]
+
+
+def chain_match(link: tuple[Any, str, Any]) -> Match:
+    """The partial match a chain ends in (``current_match``), in lists of its own.
+
+    The chains of short runs, the usual ones, are read without a loop: one link on any match,
+    two or three links on an empty one. ``chain_match_by_loop`` is the reference."""
+    parent, page, event = link
+    if type(parent) is not tuple:  # one link
+        if not parent:
+            return {page: [event]}
+        match = {step: events[:] for step, events in parent.items()}
+        events = match.get(page)
+        if events is None:
+            match[page] = [event]
+        else:
+            events.append(event)
+        return match
+    grandparent, page2, event2 = parent
+    if type(grandparent) is not tuple:
+        if not grandparent:  # two links on an empty match
+            if page2 == page:
+                return {page: [event2, event]}
+            return {page2: [event2], page: [event]}
+    else:
+        origin, page3, event3 = grandparent
+        if type(origin) is not tuple and not origin and page3 != page2 and page3 != page and page2 != page:
+            return {page3: [event3], page2: [event2], page: [event]}
+    return chain_match_by_loop(link)
+
+
+def chain_match_by_loop(link: tuple[Any, str, Any]) -> Match:
+    """``chain_match`` for a chain of any length: back to the match it starts at, then forward."""
+    taken = []
+    match: Any = link
+    while type(match) is tuple:
+        taken.append(match)
+        match = match[0]
+    # (most chains start at a start run's empty match: no copy to make)
+    match = {page: events[:] for page, events in match.items()} if match else {}
+    for _, page, event in reversed(taken):
+        events = match.get(page)
+        if events is None:
+            match[page] = [event]
+        else:
+            events.append(event)
     return match  # type: ignore[no-any-return]
 
 

@@ -90,6 +90,8 @@ class NFA:
         self._handle = EventHandle(None, 0)  # process's event handle when no condition needed one
         # what iterative conditions see; use_clock gives it the operator's processing-time clock
         self.condition_context: type[ConditionContext] = ConditionContext
+        # the context process() points at each run decided per run by a table, in turn
+        self._context = ConditionContext(None, None, 0)  # type: ignore[arg-type]
         self._skips = bool(skip_strategy.is_skip_strategy())
         self._needs_paths = self.needs_paths()
         # what a new run's state means for it: it lives on, it has matched, or it must stop
@@ -121,6 +123,7 @@ class NFA:
     def use_clock(self, clock: Callable[[], int] | None) -> None:
         """Conditions' ``ctx.current_processing_time()`` reads ``clock`` (None: the wall clock)."""
         self.condition_context = ConditionContext.with_clock(clock)
+        self._context = self.condition_context(None, None, 0)  # type: ignore[arg-type]
 
     # -- state --------------------------------------------------------------
     def create_initial_state(self) -> NFAState:
@@ -210,6 +213,9 @@ class NFA:
         runs = state.queue
         if state.unbound:
             self._bind(state)
+        context = self._context  # what tables deciding per run get, pointed at each run
+        context._buffer = buffer
+        context._timestamp = timestamp
         # from the first run that changes on (runs[first]): each run and its decision, None
         # when the run survives unchanged (same version, same entry: Flink's lock + release of
         # the entry cancel out). One list, and no enumerate or zip: under PyPy a loop of a few
@@ -231,7 +237,8 @@ class NFA:
                             slot.decision = decision
                             slot.epoch = epoch
                     else:
-                        decision = table(event, self.condition_context(buffer, run, timestamp))
+                        context._run = run
+                        decision = table(event, context)
                 else:
                     handle = handle or EventHandle(event, timestamp)
                     decision = self._decide(buffer, run, handle, slot.state, None)
@@ -278,11 +285,18 @@ class NFA:
             potential.queue = []
             pathless = 0 if buffer.keeps_paths else 1  # which of a decision's plans
             use_plans = self.plans_enabled
+            queue = state.queue  # (the plans add to it too: one list throughout)
             items = iter(changes)
             for run in items:
                 planned_decision = next(items)
                 if planned_decision is None:
-                    new_partial.add(run)
+                    # new_partial.add(run), whose sift-up seldom moves a run: runs come in the
+                    # order of their start events, and so do the new runs of each
+                    k = len(queue)
+                    if k and run.order < queue[(k - 1) >> 1].order:
+                        new_partial.add(run)
+                    else:
+                        queue.append(run)
                     continue
                 plans = planned_decision.plans
                 if plans is not None and use_plans:
