@@ -13,7 +13,9 @@ apply decisions in ``flowcep.nfa.plans``, and a run's partial match in ``flowcep
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
 from flowcep.nfa.compiled import (
@@ -85,6 +87,9 @@ class NFA:
         # False: every decision goes through _compute_next_states, the reference that the
         # decisions' generated plans (flowcep.nfa.plans) are tested against
         self.plans_enabled = True
+        # False: advance_time re-adds every run that stays to a new queue, as Flink does, the
+        # reference that its shortcut for a queue in start order is tested against
+        self.prefix_timeouts_enabled = True
         # the completed runs of one process call (a scratch queue, emptied by each call)
         self._potential = JavaPriorityQueue()
         self._handle = EventHandle(None, 0)  # process's event handle when no condition needed one
@@ -562,7 +567,6 @@ class NFA:
         timed_out: list[tuple[Match, int]] = []
         window_time = self.window_time
         window_times = self.window_times
-        states = self.states
         if not state.completed_matches or self.holds_back(state, skip):
             # common case: nothing times out, the queue stays as it is, and nothing is held back
             # or what is waits for a partial match that stays
@@ -582,19 +586,55 @@ class NFA:
         # as in process: the state collects the runs that stay, a scratch queue the completed ones
         runs = state.queue
         new_partial = state
-        state.queue = []
         potential = self._potential
         potential.queue = []
+        orders = (
+            list(map(_run_order, runs))
+            if not window_times and window_time > 0 and self.prefix_timeouts_enabled
+            else None
+        )
+        if orders is not None and sorted(orders) == orders:
+            # the runs are in the order of their start events, as a key's events in time order
+            # leave them: only runs before the first that started after timestamp - window_time
+            # time out, and the runs that stay keep their places (re-adding them in this order
+            # to a Java queue, as Flink does, moves none of them)
+            timed = bisect_left(orders, (timestamp - window_time + 1,))
+            runs[:timed] = self._time_out(buffer, runs[:timed], timestamp, potential, timed_out)
+        else:
+            state.queue = []
+            for run in self._time_out(buffer, runs, timestamp, potential, timed_out):
+                new_partial.add(run)
+        if potential.queue or state.completed_matches.queue:
+            self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
+        buffer.advance_time(timestamp)
+        return result, timed_out
+
+    def _time_out(
+        self,
+        buffer: SharedBuffer,
+        runs: list[ComputationState],
+        timestamp: int,
+        potential: JavaPriorityQueue,
+        timed_out: list[tuple[Match, int]],
+    ) -> list[ComputationState]:
+        """``advance_time`` for ``runs``: the runs that stay partial, in order. The others time
+        out (their partial matches to ``timed_out`` when the NFA reports timeouts), or, in a
+        pending state, go to ``potential``, the completed matches."""
+        window_time = self.window_time
+        window_times = self.window_times
+        states = self.states
+        keeps_paths = buffer.keeps_paths
+        kept = []
         for run in runs:
             # the run's fields read directly (its properties are calls, which CPython pays for)
             order = run.order
             if order is NO_START:
-                new_partial.add(run)
+                kept.append(run)
                 continue
             slot = run.slot
             compiled = states[slot] if slot.__class__ is str else slot.state
             if compiled.is_start:
-                new_partial.add(run)
+                kept.append(run)
                 continue
             w = window_times.get(compiled.name)
             by_previous = w is not None and w > 0 and timestamp - run.previous_entry[0][0] >= w
@@ -611,13 +651,11 @@ class NFA:
                         else order[0] + window_time
                     )
                     timed_out.append((partial, at))
-                buffer.release_node(run.previous_entry, run.version)
+                if keeps_paths:
+                    buffer.release_node(run.previous_entry, run.version)
             else:
-                new_partial.add(run)
-        if potential.queue or state.completed_matches.queue:
-            self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
-        buffer.advance_time(timestamp)
-        return result, timed_out
+                kept.append(run)
+        return kept
 
     # -- partial matches carried by runs ------------------------------------
     def run_matches(self, buffer: SharedBuffer, state: NFAState) -> list[Match]:
@@ -738,6 +776,9 @@ class NFA:
             if prune(run):
                 buffer.release_node(run.previous_entry, run.version)
         runs.remove_if(prune)
+
+
+_run_order = attrgetter("order")
 
 
 def _raise_proceed_loop(state_name: str, event: Any) -> None:
