@@ -319,6 +319,7 @@ def test_partial_matches_handed_from_run_to_run_are_what_the_buffer_gives(spec, 
     chained = run_whole(nfa, evs)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(context_module, "current_match", extracted_every_time)
+        mp.setattr(context_module, "built_match", extracted_every_time)
         extracted = run_whole(NFACompiler.compile(pattern, timeout_handling=True), evs)
     assert [(x.at, x.match) for x in chained.emitted] == [(x.at, x.match) for x in extracted.emitted]
     assert chained.timed_out == extracted.timed_out
@@ -611,7 +612,9 @@ def test_timing_out_a_queue_in_start_order_leaves_what_re_adding_every_run_leave
     _, reference = compile_or_reject(spec)
     reference.prefix_timeouts_enabled = False
     make_buffer = SharedBuffer if keeps_paths else PathlessBuffer
-    keys = [(nfa, Result(nfa, nfa.create_initial_state(), make_buffer(), [], [])) for nfa in (fast, reference)]
+    keys = [
+        (nfa, Result(nfa, nfa.create_initial_state(), make_buffer(), [], [])) for nfa in (fast, reference)
+    ]
     for e in evs:
         for nfa, r in keys:
             feed(nfa, r.state, r.buffer, [e], r)
@@ -623,3 +626,40 @@ def test_timing_out_a_queue_in_start_order_leaves_what_re_adding_every_run_leave
     (_, a), (_, b) = keys
     assert [(x.at, x.match) for x in a.emitted] == [(x.at, x.match) for x in b.emitted]
     assert a.timed_out == b.timed_out
+
+
+@st.composite
+def chains(draw):
+    """A run's partial match as the NFA hands it on: links (parent, page, event) on a match that
+    is empty or built (a dict of events by step)."""
+    base = draw(
+        st.dictionaries(st.sampled_from(LETTERS), st.lists(st.integers(0, 9), min_size=1, max_size=3))
+    )
+    link = draw(st.sampled_from([{}, base])) if base else {}
+    for page, event in draw(
+        st.lists(st.tuples(st.sampled_from(LETTERS), st.integers(10, 99)), min_size=1, max_size=5)
+    ):
+        link = (link, page, event)
+    return link
+
+
+@SETTINGS
+@given(chains())
+def test_a_short_chain_read_without_a_loop_gives_what_walking_it_gives(link):
+    """built_match reads chains of up to three links without a loop; chain_match, which walks any
+    chain back and forth, is the reference: the same events by step, the steps in the same order,
+    and lists of its own (the chain's built match is left as it was)."""
+    from flowcep.nfa import context as context_module
+    from flowcep.nfa.computation_state import ComputationState
+
+    base = link
+    while type(base) is tuple:
+        base = base[0]
+    base_before = {page: list(events) for page, events in base.items()}
+    run = ComputationState("s", ((1, 0), "s"), (1, 0), (1, 0))
+    run.match = link
+    built = context_module.built_match(SharedBuffer(), run)
+    expected = context_module.chain_match(link)
+    assert list(built.items()) == list(expected.items())
+    assert base == base_before
+    assert all(built[page] is not events for page, events in base.items())

@@ -44,7 +44,25 @@ class ConditionContext(ConditionContextBase):
 
 
 def current_match(buffer: SharedBuffer, run: ComputationState) -> Match:
-    """The run's events by step (Flink's ``extractCurrentMatches``), cached on the run.
+    """The run's events by step (Flink's ``extractCurrentMatches``), cached on the run."""
+    match = run.match
+    if type(match) is dict:
+        return match
+    match = run.match = built_match(buffer, run)
+    return match
+
+
+def own_match(buffer: SharedBuffer, run: ComputationState) -> Match:
+    """The partial match of a run that leaves (emitted or timed out), in lists of its own."""
+    match = run.match
+    if type(match) is dict:
+        # built before, maybe handed to other runs by IGNORE: copy
+        return {page: list(events) for page, events in match.items()}
+    return built_match(buffer, run)  # (no cache: the run leaves)
+
+
+def built_match(buffer: SharedBuffer, run: ComputationState) -> Match:
+    """The partial match of a run whose ``match`` is not built yet, built now, in lists of its own.
 
     A run's partial match never changes. A run made from another one by IGNORE has the same
     partial match, by TAKE that one plus the event: the NFA hands these over as a chain
@@ -53,27 +71,16 @@ def current_match(buffer: SharedBuffer, run: ComputationState) -> Match:
     to the start. A run restored from a snapshot of a full buffer has no chain (``None``): its
     match is extracted from the buffer, which gives the same path. (A key with a
     ``PathlessBuffer`` gets its runs' matches back from the snapshot, as dicts.)
-    """
-    match = run.match
-    if type(match) is dict:
-        return match
-    if match is None:
-        if run.previous_entry is None:
-            match = {}
-        else:
-            paths = buffer.extract_patterns(run.previous_entry, run.version)
-            match = buffer.materialize_match(paths[0]) if paths else {}
-    else:
-        match = chain_match(match)
-    run.match = match
-    return match  # type: ignore[no-any-return]
-
-
-def chain_match(link: tuple[Any, str, Any]) -> Match:
-    """The partial match a chain ends in (``current_match``), in lists of its own.
 
     The chains of short runs, the usual ones, are read without a loop: one link on any match,
-    two or three links on an empty one. ``chain_match_by_loop`` is the reference."""
+    two or three links on an empty one. ``chain_match`` is the reference for chains.
+    """
+    link = run.match
+    if link is None:
+        if run.previous_entry is None:
+            return {}
+        paths = buffer.extract_patterns(run.previous_entry, run.version)
+        return buffer.materialize_match(paths[0]) if paths else {}
     parent, page, event = link
     if type(parent) is not tuple:  # one link
         if not parent:
@@ -95,11 +102,12 @@ def chain_match(link: tuple[Any, str, Any]) -> Match:
         origin, page3, event3 = grandparent
         if type(origin) is not tuple and not origin and page3 != page2 and page3 != page and page2 != page:
             return {page3: [event3], page2: [event2], page: [event]}
-    return chain_match_by_loop(link)
+    return chain_match(link)
 
 
-def chain_match_by_loop(link: tuple[Any, str, Any]) -> Match:
-    """``chain_match`` for a chain of any length: back to the match it starts at, then forward."""
+def chain_match(link: tuple[Any, str, Any]) -> Match:
+    """The partial match a chain ends in, in lists of its own: back to the match it starts at,
+    then forward."""
     taken = []
     match: Any = link
     while type(match) is tuple:
@@ -114,16 +122,6 @@ def chain_match_by_loop(link: tuple[Any, str, Any]) -> Match:
         else:
             events.append(event)
     return match  # type: ignore[no-any-return]
-
-
-def own_match(buffer: SharedBuffer, run: ComputationState) -> Match:
-    """The partial match of a run that leaves (emitted or timed out), in lists of its own."""
-    match = run.match
-    if type(match) is dict:
-        # built before, maybe handed to other runs by IGNORE: copy
-        return {page: list(events) for page, events in match.items()}
-    # built now, from the chain or by extraction, for this run alone
-    return current_match(buffer, run)
 
 
 class EventHandle:

@@ -43,8 +43,8 @@ from flowcep.pattern.exceptions import ConditionError, FlinkRuntimeException
 from flowcep.sharedbuffer.dewey import increase
 from flowcep.sharedbuffer.sharedbuffer import EventId, SharedBuffer
 
-# the old names of what moved out of this module (patch flowcep.nfa.context.current_match, not
-# a name here, to change how partial matches are built)
+# the old names of what moved out of this module (patch flowcep.nfa.context.current_match and
+# built_match, not a name here, to change how partial matches are built)
 _EventHandle = EventHandle
 _DecisionSlot = DecisionSlot
 
