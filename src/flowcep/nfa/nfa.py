@@ -13,9 +13,7 @@ apply decisions in ``flowcep.nfa.plans``, and a run's partial match in ``flowcep
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Callable
-from operator import attrgetter
 from typing import Any
 
 from flowcep.nfa.compiled import (
@@ -588,17 +586,24 @@ class NFA:
         new_partial = state
         potential = self._potential
         potential.queue = []
-        orders = (
-            list(map(_run_order, runs))
-            if not window_times and window_time > 0 and self.prefix_timeouts_enabled
-            else None
-        )
-        if orders is not None and sorted(orders) == orders:
+        timed = -1  # how many runs can time out, known when the runs are in start order
+        if not window_times and window_time > 0 and self.prefix_timeouts_enabled and runs:
+            limit = timestamp - window_time
+            timed = 0
+            previous = runs[0].order
+            for run in runs:
+                order = run.order
+                if order < previous:
+                    timed = -1
+                    break
+                if order[0] <= limit:
+                    timed += 1
+                previous = order
+        if timed >= 0:
             # the runs are in the order of their start events, as a key's events in time order
             # leave them: only runs before the first that started after timestamp - window_time
             # time out, and the runs that stay keep their places (re-adding them in this order
             # to a Java queue, as Flink does, moves none of them)
-            timed = bisect_left(orders, (timestamp - window_time + 1,))
             runs[:timed] = self._time_out(buffer, runs[:timed], timestamp, potential, timed_out)
         else:
             state.queue = []
@@ -776,9 +781,6 @@ class NFA:
             if prune(run):
                 buffer.release_node(run.previous_entry, run.version)
         runs.remove_if(prune)
-
-
-_run_order = attrgetter("order")
 
 
 def _raise_proceed_loop(state_name: str, event: Any) -> None:
