@@ -111,6 +111,8 @@ class NFA:
                 compiled, decision_table(self.states, compiled, per_run), per_run
             )
             slot.guarded = per_run and guards_only(self.states, name)
+            if per_run and not slot.guarded:
+                slot.run_table = slot.table
         self._epoch = 0
         # what starts_nothing() asks (only when no start decision reads a partial match): each
         # start state with its decision table (None: search)
@@ -228,20 +230,20 @@ class NFA:
         decision: Any
         for run in runs:
             slot = run.slot
-            if slot.epoch == epoch:
+            run_table = slot.run_table
+            if run_table is not None:  # the decision reads the run's partial match
+                context._run = run
+                decision = run_table(event, context)
+            elif slot.epoch == epoch:
                 decision = slot.decision
             elif slot.per_run:
                 table = slot.table
-                if table is not None:
-                    if slot.guarded:
-                        ctx = GuardContext(buffer, run, timestamp)
-                        decision = table(event, ctx)
-                        if not ctx.consulted:  # decided by simple conditions: for all runs
-                            slot.decision = decision
-                            slot.epoch = epoch
-                    else:
-                        context._run = run
-                        decision = table(event, context)
+                if table is not None:  # (a guarded state)
+                    ctx = GuardContext(buffer, run, timestamp)
+                    decision = table(event, ctx)
+                    if not ctx.consulted:  # decided by simple conditions: for all runs
+                        slot.decision = decision
+                        slot.epoch = epoch
                 else:
                     handle = handle or EventHandle(event, timestamp)
                     decision = self._decide(buffer, run, handle, slot.state, None)
