@@ -554,50 +554,16 @@ def test_no_edge_but_its_ignore_loop_reaches_a_start_state(spec):
                 assert t.source is t.target and t.action.name == "IGNORE", (state.name, t.action)
 
 
-@SETTINGS
-@given(pattern_specs(), event_streams, st.booleans())
-def test_decision_plans_do_what_compute_next_states_does(spec, evs, keeps_paths):
-    """A precompiled decision's generated plan (flowcep.nfa.plans) leaves the key exactly as
-    _compute_next_states and the loop after it do: after every event the same matches, and the
-    same runs, versions, buffer and flags, down to the bytes of a snapshot (whose pickler shares
-    equal strings and tuples of atoms by value, as the generated code may share them)."""
-    _, planned = compile_or_reject(spec)
-    if not keeps_paths:
-        assume(not planned.needs_paths())
-    _, reference = compile_or_reject(spec)
-    reference.plans_enabled = False
-    make_buffer = SharedBuffer if keeps_paths else PathlessBuffer
-    keys = [
-        (nfa, Result(nfa, nfa.create_initial_state(), make_buffer(), [], [])) for nfa in (planned, reference)
-    ]
-    for e in evs:
-        for nfa, r in keys:
-            feed(nfa, r.state, r.buffer, [e], r)
-        (_, a), (_, b) = keys
-        assert a.state.new_start_partial_match == b.state.new_start_partial_match
-        assert snapshot.dumps((a.state, a.buffer)) == snapshot.dumps((b.state, b.buffer))
-        if not keeps_paths:
-            assert planned.run_matches(a.buffer, a.state) == reference.run_matches(b.buffer, b.state)
-    for nfa, r in keys:
-        finish(nfa, r.state, r.buffer, r)
-    (_, a), (_, b) = keys
-    assert [(x.at, x.match) for x in a.emitted] == [(x.at, x.match) for x in b.emitted]
-    assert a.timed_out == b.timed_out
-
-
-@SETTINGS
-@given(pattern_specs(), event_streams, st.booleans())
-def test_timing_out_a_queue_in_start_order_leaves_what_re_adding_every_run_leaves(spec, evs, keeps_paths):
-    """advance_time's shortcut for runs in the order of their start events (only a prefix of them
-    times out, the others keep their places) leaves the key exactly as Flink's way, every run that
-    stays re-added to a new queue: the same timeouts and matches, in the same order, and the same
-    runs, versions and buffer after every event. (A key's events come in time order, which keeps
-    its runs in start order; test_nfa_windows has runs out of that order.)"""
+def assert_like_the_reference(spec, evs, keeps_paths, switch):
+    """Feed ``evs`` to a key of ``spec``'s pattern and to one whose NFA has ``switch`` off (its
+    reference path): after every event the same matches and timeouts, and the same runs,
+    versions, buffer and flags, down to the bytes of a snapshot (whose pickler shares equal
+    strings and tuples of atoms by value, as generated code may share them)."""
     _, fast = compile_or_reject(spec)
     if not keeps_paths:
         assume(not fast.needs_paths())
     _, reference = compile_or_reject(spec)
-    reference.prefix_timeouts_enabled = False
+    setattr(reference, switch, False)
     make_buffer = SharedBuffer if keeps_paths else PathlessBuffer
     keys = [
         (nfa, Result(nfa, nfa.create_initial_state(), make_buffer(), [], [])) for nfa in (fast, reference)
@@ -606,13 +572,34 @@ def test_timing_out_a_queue_in_start_order_leaves_what_re_adding_every_run_leave
         for nfa, r in keys:
             feed(nfa, r.state, r.buffer, [e], r)
         (_, a), (_, b) = keys
+        assert a.state.new_start_partial_match == b.state.new_start_partial_match
         assert snapshot.dumps((a.state, a.buffer)) == snapshot.dumps((b.state, b.buffer))
         assert a.timed_out == b.timed_out
+        if not keeps_paths:
+            assert fast.run_matches(a.buffer, a.state) == reference.run_matches(b.buffer, b.state)
     for nfa, r in keys:
         finish(nfa, r.state, r.buffer, r)
     (_, a), (_, b) = keys
     assert [(x.at, x.match) for x in a.emitted] == [(x.at, x.match) for x in b.emitted]
     assert a.timed_out == b.timed_out
+
+
+@SETTINGS
+@given(pattern_specs(), event_streams, st.booleans())
+def test_decision_plans_do_what_compute_next_states_does(spec, evs, keeps_paths):
+    """A precompiled decision's generated plan (flowcep.nfa.plans) leaves the key exactly as
+    _compute_next_states and the loop after it do."""
+    assert_like_the_reference(spec, evs, keeps_paths, "plans_enabled")
+
+
+@SETTINGS
+@given(pattern_specs(), event_streams, st.booleans())
+def test_timing_out_a_queue_in_start_order_leaves_what_re_adding_every_run_leaves(spec, evs, keeps_paths):
+    """advance_time's shortcut for runs in the order of their start events (only a prefix of them
+    times out, the others keep their places) leaves the key exactly as Flink's way does, every run
+    that stays re-added to a new queue. (A key's events come in time order, which keeps its runs
+    in start order; test_nfa_windows has runs out of that order.)"""
+    assert_like_the_reference(spec, evs, keeps_paths, "prefix_timeouts_enabled")
 
 
 @st.composite
