@@ -46,7 +46,7 @@ class ConditionContext(ConditionContextBase):
 def current_match(buffer: SharedBuffer, run: ComputationState) -> Match:
     """The run's events by step (Flink's ``extractCurrentMatches``), cached on the run."""
     match = run.match
-    if type(match) is dict:
+    if match.__class__ is dict:
         return match
     match = run.match = built_match(buffer, run)
     return match
@@ -55,7 +55,7 @@ def current_match(buffer: SharedBuffer, run: ComputationState) -> Match:
 def own_match(buffer: SharedBuffer, run: ComputationState) -> Match:
     """The partial match of a run that leaves (emitted or timed out), in lists of its own."""
     match = run.match
-    if type(match) is dict:
+    if match.__class__ is dict:
         # built before, maybe handed to other runs by IGNORE: copy
         return {page: list(events) for page, events in match.items()}
     return built_match(buffer, run)  # (no cache: the run leaves)
@@ -82,7 +82,7 @@ def built_match(buffer: SharedBuffer, run: ComputationState) -> Match:
         paths = buffer.extract_patterns(run.previous_entry, run.version)
         return buffer.materialize_match(paths[0]) if paths else {}
     parent, page, event = link
-    if type(parent) is not tuple:  # one link
+    if parent.__class__ is not tuple:  # one link
         if not parent:
             return {page: [event]}
         match = {step: events[:] for step, events in parent.items()}
@@ -93,14 +93,14 @@ def built_match(buffer: SharedBuffer, run: ComputationState) -> Match:
             events.append(event)
         return match
     grandparent, page2, event2 = parent
-    if type(grandparent) is not tuple:
+    if grandparent.__class__ is not tuple:
         if not grandparent:  # two links on an empty match
             if page2 == page:
                 return {page: [event2, event]}
             return {page2: [event2], page: [event]}
     else:
         origin, page3, event3 = grandparent
-        if type(origin) is not tuple and not origin and page3 != page2 and page3 != page and page2 != page:
+        if origin.__class__ is not tuple and not origin and page3 != page2 and page3 != page and page2 != page:
             return {page3: [event3], page2: [event2], page: [event]}
     return chain_match(link)
 
