@@ -57,7 +57,10 @@ def own_match(buffer: SharedBuffer, run: ComputationState) -> Match:
     match = run.match
     if match.__class__ is dict:
         # built before, maybe handed to other runs by IGNORE: copy
-        return {page: list(events) for page, events in match.items()}
+        copy = match.copy()
+        for page, events in match.items():
+            copy[page] = events[:]
+        return copy  # type: ignore[no-any-return]
     return built_match(buffer, run)  # (no cache: the run leaves)
 
 
@@ -85,7 +88,9 @@ def built_match(buffer: SharedBuffer, run: ComputationState) -> Match:
     if parent.__class__ is not tuple:  # one link
         if not parent:
             return {page: [event]}
-        match = {step: events[:] for step, events in parent.items()}
+        match = parent.copy()
+        for step, events in parent.items():  # (a loop: a dict comprehension is a call)
+            match[step] = events[:]
         events = match.get(page)
         if events is None:
             match[page] = [event]
