@@ -105,7 +105,13 @@ def built_match(buffer: SharedBuffer, run: ComputationState) -> Match:
             return {page2: [event2], page: [event]}
     else:
         origin, page3, event3 = grandparent
-        if origin.__class__ is not tuple and not origin and page3 != page2 and page3 != page and page2 != page:
+        if (
+            origin.__class__ is not tuple
+            and not origin
+            and page3 != page2
+            and page3 != page
+            and page2 != page
+        ):
             return {page3: [event3], page2: [event2], page: [event]}
     return chain_match(link)
 
