@@ -26,7 +26,7 @@ from typing import Any, Final
 from flowcep.hierarchy.definition import Hierarchy, HierarchyError, HierarchyPlan
 from flowcep.hierarchy.engine import RAW, LevelOutput
 from flowcep.hierarchy.event import ComplexEvent
-from flowcep.hierarchy.layouts import unpack_hierarchy
+from flowcep.hierarchy.layouts import ONE_PASS_LAYOUT, unpack_hierarchy
 from flowcep.hierarchy.onepass_class import LevelSteps, one_pass_levels
 from flowcep.pattern import to_millis
 from flowcep.runtime import LONG_MAX, LONG_MIN, BadRecordError
@@ -46,7 +46,7 @@ from flowcep.runtime.output import (
 from flowcep.runtime.snapshot import SnapshotError, pack
 from flowcep.runtime.timestamps import TimestampError
 
-_SNAPSHOT_LAYOUT: Final = "hierarchy-one-pass-1"
+_SNAPSHOT_LAYOUT: Final = ONE_PASS_LAYOUT
 
 
 class _Run:
