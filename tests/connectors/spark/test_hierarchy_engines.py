@@ -233,3 +233,40 @@ def test_a_restarted_stream_continues_a_levels_checkpoint_under_auto(spark, tmp_
     got = spark_results(first) + spark_results(second)
     assert got == reference(rows, out_of_orderness=5)
     assert sum(1 for level, kind, *_ in spark_results(second) if (level, kind) == ("escalation", "match")) > 0
+
+
+def test_a_row_a_condition_raises_on_comes_out_invalid_alike_on_both_engines():
+    def incident_start(e: Any) -> bool:
+        if e.amount == 0:
+            raise ValueError("zero amount")
+        return bool(e.type == "a")
+
+    def hierarchy() -> Hierarchy:
+        incident = Pattern.begin("a").where(incident_start).followed_by("b").where(lambda e: e.type == "b")
+        return (
+            Hierarchy()
+            .define("incident", incident.within(30))
+            .define("escalation", escalations().build().levels[1].pattern)
+        )
+
+    rows = [
+        Row(id=1, user="u", type="a", amount=1.0, ms=10),
+        Row(id=2, user="u", type="a", amount=0.0, ms=11),
+    ]
+    expected = (
+        "u",
+        "incident",
+        "invalid",
+        11,
+        11,
+        11,
+        '{"invalid": [{"id": 2, "user": "u", "type": "a", "amount": 0.0, "ms": 11}], '
+        '"reason": "pattern step \'a\': condition raised ValueError: zero amount"}',
+    )
+    for engine in ("levels", "one_pass"):
+        m = matcher(hierarchy(), engine=engine)
+        out: list[Any] = []
+        op = m.operator()
+        push(m, op, rows, out)
+        m.emit(op.flush(), out)
+        assert [r for r in out if r[2] == "invalid"] == [expected], engine
