@@ -437,3 +437,32 @@ def test_next_after_a_box_needs_the_levels_next_input_event() -> None:
     outputs = operator.process_elements(events) + operator.flush()
     # the branch that took the low event at 2 dies at the raw event at 3; the one at 5 goes on
     assert [(o.value.start, o.value.end) for o in outputs if o.kind == "match"] == [(1, 6)]
+
+
+def test_a_bad_record_names_the_step_whose_condition_raised_as_the_levels_do() -> None:
+    # an alarm waits at the incident's step "b", and "s" starts outages: a record without a kind
+    # raises at both; then an incident after the start reaches the box "i", whose condition raises
+    def unreadable(incident: Any) -> bool:
+        raise ValueError("no reading")
+
+    boxed = (
+        Hierarchy()
+        .define("incident", pair("alarm", "alarm", 10))
+        .define(
+            "outage",
+            Pattern.begin("s").where(is_("start")).followed_by("i").where(of_type("incident", unreadable)),
+        )
+    )
+    events = [ev(1, "start"), ev(2, "alarm"), {"ts": 3, "key": "k"}, ev(4, "alarm"), ev(9, "tick")]
+    expected = [
+        ("incident", "b", "condition raised KeyError: 'kind'"),
+        ("outage", "s", "condition raised KeyError: 'kind'"),
+        ("outage", "i", "condition raised ValueError: no reading"),
+    ]
+    for engine in ("levels", "one_pass"):
+        operator = hierarchy_operator(
+            boxed, engine=engine, key_by="key", timestamp="ts", on_error="side_output"
+        )
+        outputs = operator.process_elements(events) + operator.flush()
+        bad = [(o.level, o.value.step, o.value.error) for o in outputs if o.kind == "bad_record"]
+        assert bad == expected, engine

@@ -18,7 +18,7 @@ import attrs
 
 from flowcep.hierarchy.definition import Hierarchy, HierarchyError, HierarchyPlan, Level
 from flowcep.hierarchy.event import ComplexEvent
-from flowcep.hierarchy.layouts import unpack_hierarchy
+from flowcep.hierarchy.layouts import LEVELS_LAYOUT, unpack_hierarchy
 from flowcep.pattern import to_millis
 from flowcep.pattern.pattern import pattern_rich_conditions
 from flowcep.runtime import LONG_MAX, LONG_MIN, BadRecordError, CepOperator, Output, RuntimeContext
@@ -29,7 +29,7 @@ from flowcep.runtime.output import BAD_RECORD, LATE, MATCH, STAGE_CONDITION, TIM
 from flowcep.runtime.snapshot import SnapshotError, pack
 
 RAW: Final = ""  # the level of raw events, in LevelOutput.level (late and bad raw records)
-_SNAPSHOT_LAYOUT: Final = "hierarchy-1"
+_SNAPSHOT_LAYOUT: Final = LEVELS_LAYOUT
 
 
 @attrs.frozen(slots=True)

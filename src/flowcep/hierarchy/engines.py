@@ -25,15 +25,22 @@ def hierarchy_operator(
 ) -> AnyHierarchyOperator:
     """The push operator of ``hierarchy`` on ``engine`` (``ENGINES``); ``options`` are
     ``HierarchyOperator``'s keyword arguments."""
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
     if engine == "auto":
-        plan = hierarchy.build()
-        engine = "levels" if isinstance(one_pass_levels(plan), str) else "one_pass"
-        hierarchy = plan
+        hierarchy = hierarchy.build()
+    engine = chosen_engine(hierarchy, engine)
     if engine == "one_pass":
         return OnePassHierarchy(hierarchy, **options)
     return HierarchyOperator(hierarchy, **options)
+
+
+def chosen_engine(hierarchy: Hierarchy | HierarchyPlan, engine: str) -> str:
+    """The engine ``engine`` names for ``hierarchy``: ``"levels"`` or ``"one_pass"`` (``"auto"``
+    resolved); ``ValueError`` for a name not in ``ENGINES``."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
+    if engine != "auto":
+        return engine
+    return "levels" if isinstance(one_pass_levels(hierarchy.build()), str) else "one_pass"
 
 
 def detect(

@@ -3,11 +3,18 @@ that says so, not as a snapshot of another pattern."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from flowcep.runtime.snapshot import MAGIC, SnapshotError, loads, unpack
 
 _FINGERPRINT = 32  # bytes of the header's fingerprint, after the magic bytes and the version
+#: The bytes of a snapshot's header: the same for every snapshot of one engine and hierarchy.
+HEADER: Final = len(MAGIC) + 2 + _FINGERPRINT
+
+LEVELS_LAYOUT: Final = "hierarchy-1"  # HierarchyOperator's
+ONE_PASS_LAYOUT: Final = "hierarchy-one-pass-1"  # OnePassHierarchy's
+#: The engine (``hierarchy_operator``'s name for it) that takes and restores each layout.
+LAYOUT_ENGINES: Final = {LEVELS_LAYOUT: "levels", ONE_PASS_LAYOUT: "one_pass"}
 
 
 def unpack_hierarchy(data: bytes, fingerprint: bytes, layout: str, engine: str) -> Any:
@@ -29,10 +36,15 @@ def unpack_hierarchy(data: bytes, fingerprint: bytes, layout: str, engine: str) 
     return payload
 
 
+def snapshot_engine(data: bytes) -> str | None:
+    """The engine that took a hierarchy snapshot (``LAYOUT_ENGINES``), or None (not one)."""
+    return LAYOUT_ENGINES.get(_layout(data) or "")
+
+
 def _layout(data: Any) -> str | None:
     """The layout a hierarchy snapshot names, or None (not one)."""
     try:
-        payload = loads(bytes(data)[len(MAGIC) + 2 + _FINGERPRINT :])
+        payload = loads(bytes(data)[HEADER:])
     except Exception:
         return None
     if isinstance(payload, tuple) and payload and isinstance(payload[0], str):

@@ -26,7 +26,7 @@ from typing import Any, Final
 from flowcep.hierarchy.definition import Hierarchy, HierarchyError, HierarchyPlan
 from flowcep.hierarchy.engine import RAW, LevelOutput
 from flowcep.hierarchy.event import ComplexEvent
-from flowcep.hierarchy.layouts import unpack_hierarchy
+from flowcep.hierarchy.layouts import ONE_PASS_LAYOUT, unpack_hierarchy
 from flowcep.hierarchy.onepass_class import LevelSteps, one_pass_levels
 from flowcep.pattern import to_millis
 from flowcep.runtime import LONG_MAX, LONG_MIN, BadRecordError
@@ -46,7 +46,7 @@ from flowcep.runtime.output import (
 from flowcep.runtime.snapshot import SnapshotError, pack
 from flowcep.runtime.timestamps import TimestampError
 
-_SNAPSHOT_LAYOUT: Final = "hierarchy-one-pass-1"
+_SNAPSHOT_LAYOUT: Final = ONE_PASS_LAYOUT
 
 
 class _Run:
@@ -585,6 +585,7 @@ class OnePassHierarchy:
             waits = all_waits[level.index]
             tests = level.tests
             accepted: list[int] | None = None
+            i = 0  # the step whose condition runs (a bad record names it)
             try:
                 for i in level.raw_waits:
                     if waits[i] and tests[i](event):
@@ -592,9 +593,10 @@ class OnePassHierarchy:
                             accepted = [i]
                         else:
                             accepted.append(i)
+                i = 0
                 starts = level.first(event)
             except Exception as exc:
-                self._condition_failed(ks, level, event, t, exc, per_level)
+                self._condition_failed(ks, level, i, event, t, exc, per_level)
                 continue
             if level.stricts:
                 self._strict(ks, level, accepted)
@@ -761,7 +763,7 @@ class OnePassHierarchy:
                 if waits[i] and ends[i][0] < event.start and tests[i](event):
                     accepted.append(i)
         except Exception as exc:
-            self._condition_failed(ks, level, event, t, exc, per_level)
+            self._condition_failed(ks, level, i, event, t, exc, per_level)
             return made
         if level.stricts:
             self._strict(ks, level, accepted)
@@ -807,12 +809,15 @@ class OnePassHierarchy:
         self,
         ks: _Key,
         level: _Level,
+        step: int,
         event: Any,
         t: int,
         exc: Exception,
         per_level: list[list[LevelOutput]],
     ) -> None:
-        bad = BadRecord(event, f"condition raised {exc_text(exc)}", STAGE_CONDITION, None)
+        """The condition of ``level``'s step number ``step`` raised on ``event``: a bad record
+        naming the step, as ``HierarchyOperator`` reports it."""
+        bad = BadRecord(event, f"condition raised {exc_text(exc)}", STAGE_CONDITION, level.names[step])
         self._bad_records[level.index] += 1
         if self._raise:
             self._errors.append((bad, ks.key))

@@ -45,6 +45,7 @@ def detect(
     max_partial_matches_per_key: int | None = None,
     max_partial_matches: int | None = None,
     on_partial_match_limit: str | None = None,
+    engine: str | None = None,
 ) -> DataFrame:
     """Run ``pattern`` over ``df`` per ``key`` in ``timestamp`` order; a DataFrame of results.
 
@@ -53,6 +54,9 @@ def detect(
     after the key; ``emit`` names the levels whose matches and timeouts come out (default: the
     top levels). A match's ``events`` is its complex event (``type``, ``start``, ``end``,
     ``attributes``, ``match``); with ``select``, ``select(match)`` gets the ``ComplexEvent``.
+    ``engine`` (hierarchies only) is ``hierarchy_operator``'s: ``"auto"`` (the default: the
+    one-pass engine for a hierarchy of its class, else the levels), ``"levels"`` or
+    ``"one_pass"``; a streaming bucket restored from a snapshot of the other engine stays on it.
 
     Works on batch and streaming DataFrames. Without ``select`` the output has
     :data:`DEFAULT_OUTPUT_SCHEMA`: ``key``, ``kind`` (``match``, ``timeout``, ``late``,
@@ -87,6 +91,8 @@ def detect(
     limit = PartialMatchLimit.of(max_partial_matches_per_key, max_partial_matches, on_partial_match_limit)
     if limit is not None and is_hierarchy(pattern):
         raise ValueError("partial-match limits work with one pattern, not an event hierarchy")
+    if engine is not None and not is_hierarchy(pattern):
+        raise ValueError("engine chooses an event hierarchy's engine: it goes with a Hierarchy only")
     invalid = bad_input_choice(on_error, on_invalid)
     if (select is None) != (output_schema is None):
         raise ValueError("select and output_schema go together: give both or neither")
@@ -123,6 +129,7 @@ def detect(
             evaluator,
             limit,
             gauges,
+            engine or "auto",
         )
         return out if observe is None else observed(out, observe)
     assert output_schema is not None  # given with select (checked above)
@@ -141,6 +148,7 @@ def detect(
         levels,
         evaluator,
         limit,
+        engine=engine or "auto",
     )
 
 
@@ -238,16 +246,19 @@ def build(
     evaluator: str = "nfa",
     partial_match_limit: Any = None,
     gauges: bool = False,
+    engine: str = "auto",
 ) -> DataFrame:
-    """The result DataFrame of ``df`` in one of the :class:`Matcher`'s modes."""
+    """The result DataFrame of ``df`` in one of the :class:`Matcher`'s modes (``engine``: an
+    event hierarchy's, see ``flowcep.hierarchy.hierarchy_operator``)."""
     from flowcep.nfa import NFACompiler
 
     # an illegal pattern or hierarchy fails here, not on a worker
     if is_hierarchy(pattern):
-        from flowcep.hierarchy import HierarchyOperator
+        from flowcep.hierarchy.engines import hierarchy_operator
 
         pattern = pattern.build()
-        HierarchyOperator(pattern, timestamp=lambda e: 0, emit=emit)  # (checks the emitted levels)
+        # (checks the engine's name, the hierarchy's fit with it and the emitted levels)
+        hierarchy_operator(pattern, engine=engine, timestamp=lambda e: 0, emit=emit)
     else:
         NFACompiler.compile(pattern)
     out_schema = _struct(schema)
@@ -267,6 +278,7 @@ def build(
         evaluator=evaluator,
         partial_match_limit=partial_match_limit,
         gauges=gauges,
+        engine=engine,
     )
     ms = timestamp_ms(df.schema[timestamp].dataType, timestamp)
     if df.isStreaming:

@@ -23,8 +23,10 @@ from pyspark.sql import Row
 
 from flowcep.connectors.jsontext import row_encoder
 from flowcep.connectors.selecting import select_arity as select_arity  # (its import path here)
-from flowcep.hierarchy import Hierarchy, HierarchyOperator, HierarchyPlan
+from flowcep.hierarchy import Hierarchy, HierarchyPlan
+from flowcep.hierarchy.engines import chosen_engine, hierarchy_operator
 from flowcep.hierarchy.event import ComplexEvent, plain_match
+from flowcep.hierarchy.layouts import HEADER, snapshot_engine
 from flowcep.runtime.gctuning import tuned_gc
 from flowcep.runtime.timestamps import LONG_MIN
 
@@ -32,6 +34,17 @@ from .values import dumps, event_class, item_reader, result_class
 
 _item = tuple.__getitem__  # an event's item without Row.__getitem__ (Python code)
 _NO_KEY = object()
+# what a worker makes for itself (never pickled with the matcher)
+_CACHES = (
+    "_op",
+    "_other_ops",
+    "_header_engines",
+    "_opened",
+    "_bounded",
+    "event_class",
+    "_encode_event",
+    "_step_text",
+)
 
 #: The output of :func:`detect` without ``select``.
 DEFAULT_OUTPUT_SCHEMA = (
@@ -68,8 +81,8 @@ class Matcher:
     seen through :func:`event_class`: ``e.amount``, ``e["amount"]``, ``e.asDict()``.
 
     ``pattern`` may be an event hierarchy (``flowcep.hierarchy.Hierarchy`` or its plan): the
-    operator is then a ``HierarchyOperator`` whose ``emit`` levels come out, each result with
-    its level.
+    operator is then ``hierarchy_operator(pattern, engine=engine)`` (``HierarchyOperator`` or
+    ``OnePassHierarchy``), whose ``emit`` levels come out, each result with its level.
     """
 
     def __init__(
@@ -88,6 +101,7 @@ class Matcher:
         evaluator: str = "nfa",
         partial_match_limit: Any = None,
         gauges: bool = False,
+        engine: str = "auto",
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -108,6 +122,8 @@ class Matcher:
         if emit is not None and not self.levels:
             raise ValueError("emit names the levels of an event hierarchy: it goes with a Hierarchy only")
         self.emit_levels = emit
+        # a hierarchy's engine, "levels" or "one_pass" ("auto" resolved here, on the driver)
+        self.engine = chosen_engine(pattern, engine) if self.levels else None
         self.evaluator = evaluator  # batch: "nfa", or a bounded evaluator (docs/bounded.md)
         self.partial_match_limit = partial_match_limit  # a PartialMatchLimit or None
         self.gauges = gauges  # streaming with observe: a stats row per bucket run (see gauge_row)
@@ -115,6 +131,9 @@ class Matcher:
 
     def _init_caches(self) -> None:
         self._op: Any = None
+        self._other_ops: dict[str, Any] = {}  # a hierarchy's operators of the other engine (restore)
+        self._header_engines: dict[bytes, str] = {}  # the other engine's snapshot headers
+        self._opened = False  # whether open_task ran (an operator made later is opened then)
         self._bounded: Any = None
         self.event_class = event_class(self.user_fields)
         # an event's JSON object without the dict (its last item, the event time, left out)
@@ -123,7 +142,7 @@ class Matcher:
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        for name in ("_op", "_bounded", "event_class", "_encode_event", "_step_text"):
+        for name in _CACHES:
             state.pop(name, None)
         return state
 
@@ -147,14 +166,7 @@ class Matcher:
         """This worker's operator, empty (its state is the caller's to restore or fill)."""
         op = self._op
         if op is None and self.levels:
-            op = self._op = HierarchyOperator(
-                self.pattern,
-                key_by=self.key_of(),
-                timestamp=_event_time,
-                out_of_orderness=None,
-                emit=self.emit_levels,
-                on_error="raise" if self.on_invalid == "raise" else "side_output",
-            )
+            op = self._op = self._hierarchy_operator(self.engine)
         elif op is None:
             from flowcep.runtime import CepOperator
 
@@ -170,6 +182,44 @@ class Matcher:
         else:
             op.reset()
         return op
+
+    def _hierarchy_operator(self, engine: Any) -> Any:
+        return hierarchy_operator(
+            self.pattern,
+            engine=engine,
+            key_by=self.key_of(),
+            timestamp=_event_time,
+            out_of_orderness=None,  # the connector drives event time (see CepOperator below)
+            emit=self.emit_levels,
+            on_error="raise" if self.on_invalid == "raise" else "side_output",
+        )
+
+    def restored(self, op: Any, snapshot: bytes) -> Any:
+        """``op`` (from ``operator()``) holding ``snapshot``, or, for an event hierarchy's snapshot
+        taken by the other engine (a checkpoint written before the choice of engine, or under
+        another ``engine=``), an operator of that engine holding it: the state continues on the
+        engine that wrote it, with the same results. ``SnapshotError`` for anything else."""
+        from flowcep.runtime.snapshot import SnapshotError
+
+        # the other engine's header, once seen, goes there directly (a bucket that keeps state
+        # stays on the engine that wrote it, micro-batch after micro-batch)
+        engine = self._header_engines.get(snapshot[:HEADER]) if self._other_ops else None
+        if engine is None:
+            try:
+                op.restore(snapshot)
+                return op
+            except SnapshotError:
+                engine = snapshot_engine(snapshot) if self.levels else None
+                if engine is None or engine == self.engine:
+                    raise
+            self._header_engines[snapshot[:HEADER]] = engine
+        other = self._other_ops.get(engine)
+        if other is None:
+            other = self._other_ops[engine] = self._hierarchy_operator(engine)
+            if self._opened:
+                self._open(other)
+        other.restore(snapshot)
+        return other
 
     def processor(self, op: Any) -> Callable[[Any, int], list[Any]]:
         """``process(event, ms)`` for ``op``: a hierarchy reads the event time from the event
@@ -199,11 +249,16 @@ class Matcher:
         """Open the pattern's ``RichIterativeCondition``s (every level's, for an event hierarchy)
         for this task, with a ``RuntimeContext`` naming the task's partition and giving the key
         of the element a condition runs on (``get_current_key()``, where the operator tracks it)."""
+        self._open(self.operator())
+        for other in self._other_ops.values():
+            self._open(other)
+        self._opened = True
+
+    def _open(self, op: Any) -> None:
         from pyspark import TaskContext
 
         from flowcep.runtime import RuntimeContext
 
-        op = self.operator()
         task = TaskContext.get()
         index = task.partitionId() if task is not None else 0
         keyed = op if hasattr(op, "current_key") else None
@@ -215,8 +270,10 @@ class Matcher:
 
     def close_task(self) -> None:
         """Close what ``open_task`` opened."""
-        if self._op is not None:
-            self._op.close()
+        for op in [self._op, *self._other_ops.values()]:
+            if op is not None:
+                op.close()
+        self._opened = False
 
     # -- batch: one key's events, sorted by time; then the end of input
 

@@ -134,7 +134,8 @@ class BucketProcessor(StatefulProcessor):
 
     The state row is ``(format, buckets, timer, snapshot, latest)``: this layout's version, the
     number of buckets it was written with, the registered timer, the operator's snapshot
-    (``CepOperator.snapshot(canonical=False)``) and, with ``state_ttl``, each key's latest event
+    (``CepOperator.snapshot(canonical=False)``; an event hierarchy's bucket stays on the engine
+    that wrote it, see ``Matcher.restored``) and, with ``state_ttl``, each key's latest event
     time (pickled dict).
     """
 
@@ -185,7 +186,7 @@ class BucketProcessor(StatefulProcessor):
                 "or a new checkpoint"
             )
         try:
-            op.restore(bytes(snapshot))
+            op = self.matcher.restored(op, bytes(snapshot))
         except ValueError as exc:  # SnapshotError: another pattern, format or garbage
             raise StateFormatError(f"flowcep: cannot restore bucket {bucket}: {exc}") from exc
         return op, timer, pickle.loads(latest) if latest else {}, True
