@@ -21,7 +21,13 @@ from runtime.test_fast_paths import _same, _step
 BAD_PRICE = 9.0  # an event with this price makes every condition raise (a bad record)
 # events with these prices make the extractors fail or read a timestamp the operator converts
 NO_TIMESTAMP, NO_KEY, FLOAT_TIME, HALF_TIME = 8.0, 7.0, 6.0, 5.0
-BAD = {"condition": BAD_PRICE, "timestamp": NO_TIMESTAMP, "key": NO_KEY, "float": FLOAT_TIME, "half": HALF_TIME}
+BAD = {
+    "condition": BAD_PRICE,
+    "timestamp": NO_TIMESTAMP,
+    "key": NO_KEY,
+    "float": FLOAT_TIME,
+    "half": HALF_TIME,
+}
 
 
 def _raising(*names: str) -> Any:
