@@ -1053,7 +1053,10 @@ class CepOperator:
         key_by = self._key_by
         lag = self._out_of_orderness or 0  # (not None: the watermark comes from the elements)
         dues = self._sched.dues
-        low, high = LONG_MIN, LONG_MAX
+        high = LONG_MAX
+        # the arrival counters of the buffer all keys share (None: the key has a buffer of its own)
+        counters = None if pathless is None else pathless.events_count
+        stale = STALE_COUNTERS
         self.current_key = key
         while True:
             head = ks.head
@@ -1084,7 +1087,8 @@ class CepOperator:
                 if state.runs_changed:
                     state.runs_changed = False
                     ks.deadline = UNKNOWN
-                    if window_time and state.new_start_partial_match:
+                    # (a start run took the element: the step changed the runs)
+                    if state.new_start_partial_match and window_time:
                         due = t + window_time
                         if not timers or due > timers[-1]:
                             timers.append(due)
@@ -1096,6 +1100,7 @@ class CepOperator:
                         # advance time to the watermark again, which changes nothing
                         if due <= watermark:
                             del timers[: count_through(timers, watermark)]
+                    state.new_start_partial_match = False
                 if matches:
                     self.matches += len(matches)
                     for match in matches:
@@ -1108,15 +1113,15 @@ class CepOperator:
             except BaseException:
                 if not taken:
                     insert(ks, event, ts)  # buffered behind the head, as the general path has it
+                state.new_start_partial_match = False
                 self._resume = True
                 raise
             finally:
                 if pathless is None:
                     ks.buffer.advance_time(watermark)
-                state.new_start_partial_match = False
                 # (the timers the step registered were trimmed to the watermark as they came)
-            if pathless is not None and len(pathless.events_count) > STALE_COUNTERS:
-                pathless.advance_time(watermark)
+            if counters is not None and len(counters) > stale:
+                pathless.advance_time(watermark)  # type: ignore[union-attr]  # (counters: it is there)
             if rest is None:
                 return None
             head_ts = ts
@@ -1128,9 +1133,9 @@ class CepOperator:
                 except Exception as exc:
                     self._bad_timestamp(event, exc, out)
                     continue
-                if type(raw) is int and low <= raw <= high:
+                if type(raw) is int and head_ts < raw <= high:
                     ts = raw
-                else:
+                else:  # (an int at or before the head is in range or a bad record: to_timestamp)
                     try:
                         ts = to_timestamp(raw)
                     except TimestampError as exc:
