@@ -1046,6 +1046,7 @@ class CepOperator:
         window_time = self._window_timer  # 0: no window timers
         pathless = self._pathless
         state = ks.state
+        buffer = ks.buffer
         timers = ks.timers
         key = ks.key
         keys = self._keys
@@ -1077,7 +1078,7 @@ class CepOperator:
                 taken = True  # (consumed, also if processing it raises: see _feed)
                 # _feed_event written out (the call is a fifth of this path's own cost)
                 try:
-                    matches = step(ks.buffer, state, head, t)
+                    matches = step(buffer, state, head, t)
                 except ConditionError as exc:
                     self._condition_failed(ks, head, t, exc, out)
                     matches = None  # (the runs are unchanged, no start run took the element)
@@ -1118,7 +1119,7 @@ class CepOperator:
                 raise
             finally:
                 if pathless is None:
-                    ks.buffer.advance_time(watermark)
+                    buffer.advance_time(watermark)
                 # (the timers the step registered were trimmed to the watermark as they came)
             if counters is not None and len(counters) > stale:
                 pathless.advance_time(watermark)  # type: ignore[union-attr]  # (counters: it is there)
