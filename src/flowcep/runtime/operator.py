@@ -1060,8 +1060,8 @@ class CepOperator:
         lag = self._out_of_orderness or 0  # (not None: the watermark comes from the elements)
         dues = self._sched.dues
         high = LONG_MAX
-        # the arrival counters of the buffer all keys share (None: the key has a buffer of its own)
-        counters = None if pathless is None else pathless.events_count
+        # the arrival counters of the buffer all keys share (none: the key has a buffer of its own)
+        counters: dict[int, int] = {} if pathless is None else pathless.events_count
         stale = STALE_COUNTERS
         self.current_key = key
         while True:
@@ -1126,7 +1126,7 @@ class CepOperator:
                 if pathless is None:
                     buffer.advance_time(watermark)
                 # (the timers the step registered were trimmed to the watermark as they came)
-            if counters is not None and len(counters) > stale:
+            if len(counters) > stale:
                 pathless.advance_time(watermark)  # type: ignore[union-attr]  # (counters: it is there)
             if rest is None:
                 return None
