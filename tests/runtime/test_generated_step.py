@@ -35,7 +35,7 @@ class GeneratedOperator(CepOperator):
 
 
 class InterpretedOperator(CepOperator):
-    """``CepOperator`` with ``NFA.process`` (and ``NFA.advance_time``) for every pattern."""
+    """``CepOperator`` with ``NFA.process`` for every pattern."""
 
     __slots__ = ()
     GENERATED_STEP = False

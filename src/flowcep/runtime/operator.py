@@ -29,7 +29,6 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import Any, ClassVar
 
 from flowcep.nfa import NFA, NFACompiler
-from flowcep.nfa.expiry import Expire, expiry
 from flowcep.nfa.stepgen import LazyStep, refusal
 from flowcep.pattern import ConditionError, Pattern, to_millis
 from flowcep.runtime.context import RuntimeContext, close_operator, open_operator
@@ -138,7 +137,6 @@ class CepOperator:
         "_idle",
         "_limiter",
         "_step",
-        "_expire",
         "current_key",
     )
 
@@ -202,9 +200,6 @@ class CepOperator:
         )
         self._reset()
         self._step = self._choose_step()
-        # with the generated step, the pattern's timeouts by cutting the sorted queue's first runs
-        # off (flowcep.nfa.expiry), where it has them
-        self._expire: Expire | None = expiry(self.nfa) if isinstance(self._step, LazyStep) else None
 
     def _choose_step(self) -> Callable[..., list[Any]]:
         """``NFA.process``, or the pattern's generated step where the fast paths are on, keys keep
@@ -1328,13 +1323,7 @@ class CepOperator:
             # (_fire_key, _drain_processing_time): timestamps only grow within one
             return
         ks.deadline = UNKNOWN
-        expire = self._expire
-        timed_out = None
-        if expire is not None and not state.completed_matches.queue:
-            timed_out = expire(ks.buffer, state, timestamp)
-            matches = None
-        if timed_out is None:
-            matches, timed_out = nfa.advance_time(ks.buffer, state, timestamp)
+        matches, timed_out = nfa.advance_time(ks.buffer, state, timestamp)
         if self._limiter is not None:
             self._limiter.recount(ks)
         if matches:
