@@ -400,15 +400,17 @@ def _make_operator(pattern: Any, key: str | None, out_of_orderness: int, limit: 
 
 
 class _HierarchyRun:
-    """A ``HierarchyOperator`` where ``flowcep run`` expects a ``CepOperator``: the row's parsed
-    timestamp is read again from its column (the hierarchy reads it for intervals too), and each
-    output becomes a record with its level and complex events as plain values."""
+    """A hierarchy's operator (the one-pass engine when the hierarchy is in its class, else
+    ``HierarchyOperator``: ``hierarchy_operator``'s ``"auto"``) where ``flowcep run`` expects a
+    ``CepOperator``: the row's parsed timestamp is read again from its column (the hierarchy
+    reads it for intervals too), and each output becomes a record with its level and complex
+    events as plain values."""
 
     def __init__(self, plan: Any, key: str | None, ts_col: str, out_of_orderness: int) -> None:
         from flowcep.cli_support.timeparse import parse_timestamp
-        from flowcep.hierarchy import HierarchyOperator
+        from flowcep.hierarchy import hierarchy_operator
 
-        self.operator = HierarchyOperator(
+        self.operator = hierarchy_operator(
             plan,
             key_by=key,
             timestamp=lambda row: parse_timestamp(row[ts_col]),

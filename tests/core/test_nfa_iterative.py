@@ -259,6 +259,7 @@ def test_a_cached_partial_match_is_what_the_buffer_gives(shape, raw):
     cached = run_full(_SHAPES[shape](), evs)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(context_module, "current_match", extracted_every_time)
+        mp.setattr(context_module, "built_match", extracted_every_time)
         uncached = run_full(_SHAPES[shape](), evs)
     assert [(x.at, x.match) for x in cached.emitted] == [(x.at, x.match) for x in uncached.emitted]
     assert cached.timed_out == uncached.timed_out

@@ -2,6 +2,9 @@
 timed-out partial matches and their timestamps (NFATest.testWindowBorders, NFAITCase, CEPITCase)."""
 
 from flowcep import Pattern, WithinType
+from flowcep.nfa import NFACompiler
+from flowcep.nfa.computation_state import NFAState
+from flowcep.sharedbuffer import SharedBuffer
 
 from .helpers import FINAL_TS, events, id_dict, named, run, run_full
 
@@ -93,6 +96,30 @@ def test_timed_out_partial_match_is_reported_with_start_plus_window():
     r = run_full(a_then_b(10), "a1@1 x2@5 x3@20")
     assert [(id_dict(m), ts) for m, ts in r.timed_out] == [({"a": [1]}, 11)]
     assert r.matches == []
+
+
+def test_runs_out_of_start_order_all_time_out_in_the_order_of_the_run_queue():
+    # events out of time order leave the run queue in heap order, not start order: a1@1 moves
+    # ahead of a3@9, and a4@3 stays behind a3@9 (its parent in the heap is a1); every run times
+    # out all the same, in the queue's order, as Flink's advanceTime walks it
+    r = run_full(a_then_b(5), "a3@9 a1@1 a4@3 x5@15", final_ts=None)
+    assert [(id_dict(m), ts) for m, ts in r.timed_out] == [({"a": [1]}, 6), ({"a": [3]}, 14), ({"a": [4]}, 8)]
+
+
+def test_runs_given_out_of_start_order_all_time_out_in_the_order_of_the_run_queue():
+    # NFAState adds runs as Java's queue does: the start run, a3's run and a1's run, in this
+    # order, make the heap [a1, start, a3], whose start run is not last
+    nfa = NFACompiler.compile(a_then_b(5), timeout_handling=True)
+    state, buffer = nfa.create_initial_state(), SharedBuffer()
+    for e in events("a3@9 a1@1"):
+        nfa.process(buffer, state, e, e.ts)
+    by_start = {run.start_timestamp: run for run in state.queue}
+    given = NFAState([by_start[-1], by_start[9], by_start[1]])
+    assert [run.start_timestamp for run in given.queue] == [1, -1, 9]
+    matches, timed_out = nfa.advance_time(buffer, given, 20)
+    assert matches == []
+    assert [(id_dict(m), ts) for m, ts in timed_out] == [({"a": [1]}, 6), ({"a": [3]}, 14)]
+    assert [run.start_timestamp for run in given.queue] == [-1]
 
 
 def test_timeout_is_detected_only_when_time_advances():

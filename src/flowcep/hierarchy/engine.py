@@ -1,5 +1,4 @@
-"""``HierarchyOperator``: a whole hierarchy, keyed and in event time, in one pass (push API), and
-``detect`` (pull API).
+"""``HierarchyOperator``: a whole hierarchy, keyed and in event time, in one pass (push API).
 
 Each complex event type runs in one ``CepOperator`` of its own, shared by every level that reads
 it. A raw event goes to the levels that read raw events; a match becomes a ``ComplexEvent`` (the
@@ -12,13 +11,14 @@ its input in event-time order. docs/semantics.md, section 11, states the rules.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, Final
 
 import attrs
 
 from flowcep.hierarchy.definition import Hierarchy, HierarchyError, HierarchyPlan, Level
 from flowcep.hierarchy.event import ComplexEvent
+from flowcep.hierarchy.layouts import unpack_hierarchy
 from flowcep.pattern import to_millis
 from flowcep.pattern.pattern import pattern_rich_conditions
 from flowcep.runtime import LONG_MAX, LONG_MIN, BadRecordError, CepOperator, Output, RuntimeContext
@@ -26,7 +26,7 @@ from flowcep.runtime.context import close_all, open_conditions
 from flowcep.runtime.functions import extractor
 from flowcep.runtime.operator import to_timestamp
 from flowcep.runtime.output import BAD_RECORD, LATE, MATCH, STAGE_CONDITION, TIMEOUT
-from flowcep.runtime.snapshot import SnapshotError, pack, unpack
+from flowcep.runtime.snapshot import SnapshotError, pack
 
 RAW: Final = ""  # the level of raw events, in LevelOutput.level (late and bad raw records)
 _SNAPSHOT_LAYOUT: Final = "hierarchy-1"
@@ -307,11 +307,9 @@ class HierarchyOperator:
 
     def restore(self, data: bytes) -> None:
         """Replace every level's state by a snapshot's (``SnapshotError`` for another hierarchy)."""
-        payload = unpack(data, self._fingerprint())
+        payload = unpack_hierarchy(data, self._fingerprint(), _SNAPSHOT_LAYOUT, "HierarchyOperator")
         try:
-            layout, clocks, levels = payload
-            if layout != _SNAPSHOT_LAYOUT:
-                raise ValueError(f"layout {layout!r}")
+            _, clocks, levels = payload
             names = [name for name, _, _ in levels]
             if names != [running.level.name for running in self._levels]:
                 raise ValueError(f"levels {names}")
@@ -417,33 +415,7 @@ class HierarchyOperator:
         self._collect(consumer, consumer.operator.process_element(event, event.end), out)
 
     def _compose(self, level: Level, key: Any, match: Mapping[str, list[Any]]) -> ComplexEvent:
-        start = end = None
-        if level.start is None or level.end is None:
-            # the default interval, in one pass over the constituents (per match, on the hot path)
-            interval = self.interval
-            for events in match.values():
-                for event in events:
-                    s, e = interval(event)
-                    if start is None or s < start:
-                        start = s
-                    if end is None or e > end:
-                        end = e
-        if level.start is not None or level.end is not None:
-            start = to_timestamp(level.start(match)) if level.start is not None else start
-            end = to_timestamp(level.end(match)) if level.end is not None else end
-            if start > end:  # type: ignore[operator]
-                raise HierarchyError(
-                    f"complex event {level.name!r} of key {key!r} starts at {start}, after its end {end}"
-                )
-        if level.compose is None:
-            attributes: Mapping[str, Any] = {}
-        else:
-            attributes = level.compose(match)
-            if not isinstance(attributes, Mapping):
-                raise HierarchyError(
-                    f"the composition function of {level.name!r} returned {attributes!r}, not a mapping of attributes"
-                )
-        return ComplexEvent(level.name, key, start, end, attributes, match)  # type: ignore[arg-type]
+        return compose(level, key, match, self.interval)
 
     def _raise_bad(self, out: list[LevelOutput]) -> None:
         if not self._raise:
@@ -468,6 +440,38 @@ def _without(batch: Iterable[Any], refused: dict[int, int]) -> list[Any]:
     return kept
 
 
+def compose(
+    level: Level, key: Any, match: Mapping[str, list[Any]], interval: Callable[[Any], tuple[int, int]]
+) -> ComplexEvent:
+    """The complex event a match of ``level`` makes: its interval (11.1) and attributes."""
+    start = end = None
+    if level.start is None or level.end is None:
+        # the default interval, in one pass over the constituents (per match, on the hot path)
+        for events in match.values():
+            for event in events:
+                s, e = interval(event)
+                if start is None or s < start:
+                    start = s
+                if end is None or e > end:
+                    end = e
+    if level.start is not None or level.end is not None:
+        start = to_timestamp(level.start(match)) if level.start is not None else start
+        end = to_timestamp(level.end(match)) if level.end is not None else end
+        if start > end:  # type: ignore[operator]
+            raise HierarchyError(
+                f"complex event {level.name!r} of key {key!r} starts at {start}, after its end {end}"
+            )
+    if level.compose is None:
+        attributes: Mapping[str, Any] = {}
+    else:
+        attributes = level.compose(match)
+        if not isinstance(attributes, Mapping):
+            raise HierarchyError(
+                f"the composition function of {level.name!r} returned {attributes!r}, not a mapping of attributes"
+            )
+    return ComplexEvent(level.name, key, start, end, attributes, match)  # type: ignore[arg-type]
+
+
 def interval_of(stamp: Callable[[Any], Any]) -> Callable[[Any], tuple[int, int]]:
     """A constituent's ``(start, end)``: a complex event's interval, a raw event's timestamp."""
 
@@ -482,29 +486,3 @@ def interval_of(stamp: Callable[[Any], Any]) -> Callable[[Any], tuple[int, int]]
 
 def _complex_key(event: Any) -> Any:
     return event.key
-
-
-def detect(
-    hierarchy: Hierarchy | HierarchyPlan,
-    events: Iterable[Any],
-    *,
-    key_by: Callable[[Any], Hashable] | str | None = None,
-    timestamp: Callable[[Any], int] | str,
-    out_of_orderness: Any = 0,
-    emit: Iterable[str] | None = None,
-    on_error: str = "raise",
-) -> Iterator[LevelOutput]:
-    """The pull API: run ``hierarchy`` over ``events`` (any iterable, possibly unbounded) and
-    yield its ``LevelOutput``s as they become ready, lazily."""
-    operator = HierarchyOperator(
-        hierarchy,
-        key_by=key_by,
-        timestamp=timestamp,
-        out_of_orderness=out_of_orderness,
-        emit=emit,
-        on_error=on_error,
-    )
-    with operator:
-        for event in events:
-            yield from operator.process_element(event)
-        yield from operator.flush()

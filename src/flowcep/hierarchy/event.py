@@ -18,9 +18,12 @@ class ComplexEvent:
 
     Conditions read attributes as ``c.severity`` or ``c["severity"]``; an attribute whose name is
     one of the fields above is read with ``c["start"]`` only.
+
+    ``one_per_step`` makes one whose ``match`` (one event per step) and empty ``attributes`` are
+    built when first read: most complex events a level makes are read by no one.
     """
 
-    __slots__ = ("type", "key", "start", "end", "attributes", "match")
+    __slots__ = ("type", "key", "start", "end", "_attributes", "_match", "_steps")
 
     def __init__(
         self,
@@ -35,8 +38,39 @@ class ComplexEvent:
         self.key = key
         self.start = start
         self.end = end
-        self.attributes = attributes
-        self.match = match
+        self._attributes: Mapping[str, Any] | None = attributes
+        self._match: Any = match
+        self._steps: tuple[str, ...] | None = None
+
+    @classmethod
+    def one_per_step(
+        cls, type: str, key: Any, start: int, end: int, steps: tuple[str, ...], events: tuple[Any, ...]
+    ) -> ComplexEvent:
+        """A complex event without attributes whose match is ``events[i]`` at ``steps[i]``."""
+        event = cls.__new__(cls)
+        event.type = type
+        event.key = key
+        event.start = start
+        event.end = end
+        event._attributes = None
+        event._match = events
+        event._steps = steps
+        return event
+
+    @property
+    def match(self) -> Mapping[str, list[Any]]:
+        steps = self._steps
+        if steps is not None:
+            self._match = {name: [e] for name, e in zip(steps, self._match)}
+            self._steps = None
+        return self._match  # type: ignore[no-any-return]
+
+    @property
+    def attributes(self) -> Mapping[str, Any]:
+        attributes = self._attributes
+        if attributes is None:
+            attributes = self._attributes = {}
+        return attributes
 
     def __getattr__(self, name: str) -> Any:
         # only reached when ``name`` is not a field: an attribute the composition function built
@@ -59,6 +93,9 @@ class ComplexEvent:
 
     def constituents(self) -> Iterator[Any]:
         """The match's events in pattern order (raw events and complex events)."""
+        if self._steps is not None:
+            yield from self._match
+            return
         for events in self.match.values():
             yield from events
 

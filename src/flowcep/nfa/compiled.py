@@ -121,9 +121,10 @@ class DecisionSlot:
     ``per_run``) or, without one, by searching; a decision shared by the state's runs is kept for
     the call that made it (the call's ``epoch``). ``guarded``: a per-run state whose iterative
     conditions are all run guards (``flowcep.nfa.guards``), whose decision is shared when no
-    guard read the run."""
+    guard read the run. ``run_table``: the table of a per-run state that is not guarded, which
+    ``process`` calls for each run first of all (None otherwise)."""
 
-    __slots__ = ("state", "table", "per_run", "epoch", "decision", "guarded")
+    __slots__ = ("state", "table", "per_run", "epoch", "decision", "guarded", "run_table")
 
     def __init__(self, state: CompiledState, table: Any, per_run: bool) -> None:
         self.state = state
@@ -132,3 +133,4 @@ class DecisionSlot:
         self.epoch = 0  # no call yet
         self.decision: Decision | None = None
         self.guarded = False
+        self.run_table: Any = None

@@ -41,7 +41,6 @@ class GuardContext(ConditionContext):
         self._buffer = buffer
         self._run = run
         self._timestamp = timestamp
-        self._matched = None
         self.consulted = False
         self.run = run  # (a field, not a property: read once per guard call)
 

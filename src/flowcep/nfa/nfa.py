@@ -41,8 +41,8 @@ from flowcep.pattern.exceptions import ConditionError, FlinkRuntimeException
 from flowcep.sharedbuffer.dewey import increase
 from flowcep.sharedbuffer.sharedbuffer import EventId, SharedBuffer
 
-# the old names of what moved out of this module (patch flowcep.nfa.context.current_match, not
-# a name here, to change how partial matches are built)
+# the old names of what moved out of this module (patch flowcep.nfa.context.current_match and
+# built_match, not a name here, to change how partial matches are built)
 _EventHandle = EventHandle
 _DecisionSlot = DecisionSlot
 
@@ -85,11 +85,16 @@ class NFA:
         # False: every decision goes through _compute_next_states, the reference that the
         # decisions' generated plans (flowcep.nfa.plans) are tested against
         self.plans_enabled = True
+        # False: advance_time re-adds every run that stays to a new queue, as Flink does, the
+        # reference that its shortcut for a queue in start order is tested against
+        self.prefix_timeouts_enabled = True
         # the completed runs of one process call (a scratch queue, emptied by each call)
         self._potential = JavaPriorityQueue()
         self._handle = EventHandle(None, 0)  # process's event handle when no condition needed one
         # what iterative conditions see; use_clock gives it the operator's processing-time clock
         self.condition_context: type[ConditionContext] = ConditionContext
+        # the context process() points at each run decided per run by a table, in turn
+        self._context = ConditionContext(None, None, 0)  # type: ignore[arg-type]
         self._skips = bool(skip_strategy.is_skip_strategy())
         self._needs_paths = self.needs_paths()
         # what a new run's state means for it: it lives on, it has matched, or it must stop
@@ -106,6 +111,8 @@ class NFA:
                 compiled, decision_table(self.states, compiled, per_run), per_run
             )
             slot.guarded = per_run and guards_only(self.states, name)
+            if per_run and not slot.guarded:
+                slot.run_table = slot.table
         self._epoch = 0
         # what starts_nothing() asks (only when no start decision reads a partial match): each
         # start state with its decision table (None: search)
@@ -121,6 +128,7 @@ class NFA:
     def use_clock(self, clock: Callable[[], int] | None) -> None:
         """Conditions' ``ctx.current_processing_time()`` reads ``clock`` (None: the wall clock)."""
         self.condition_context = ConditionContext.with_clock(clock)
+        self._context = self.condition_context(None, None, 0)  # type: ignore[arg-type]
 
     # -- state --------------------------------------------------------------
     def create_initial_state(self) -> NFAState:
@@ -210,6 +218,9 @@ class NFA:
         runs = state.queue
         if state.unbound:
             self._bind(state)
+        context = self._context  # what tables deciding per run get, pointed at each run
+        context._buffer = buffer
+        context._timestamp = timestamp
         # from the first run that changes on (runs[first]): each run and its decision, None
         # when the run survives unchanged (same version, same entry: Flink's lock + release of
         # the entry cancel out). One list, and no enumerate or zip: under PyPy a loop of a few
@@ -219,19 +230,20 @@ class NFA:
         decision: Any
         for run in runs:
             slot = run.slot
-            if slot.epoch == epoch:
+            run_table = slot.run_table
+            if run_table is not None:  # the decision reads the run's partial match
+                context._run = run
+                decision = run_table(event, context)
+            elif slot.epoch == epoch:
                 decision = slot.decision
             elif slot.per_run:
                 table = slot.table
-                if table is not None:
-                    if slot.guarded:
-                        ctx = GuardContext(buffer, run, timestamp)
-                        decision = table(event, ctx)
-                        if not ctx.consulted:  # decided by simple conditions: for all runs
-                            slot.decision = decision
-                            slot.epoch = epoch
-                    else:
-                        decision = table(event, self.condition_context(buffer, run, timestamp))
+                if table is not None:  # (a guarded state)
+                    ctx = GuardContext(buffer, run, timestamp)
+                    decision = table(event, ctx)
+                    if not ctx.consulted:  # decided by simple conditions: for all runs
+                        slot.decision = decision
+                        slot.epoch = epoch
                 else:
                     handle = handle or EventHandle(event, timestamp)
                     decision = self._decide(buffer, run, handle, slot.state, None)
@@ -278,11 +290,18 @@ class NFA:
             potential.queue = []
             pathless = 0 if buffer.keeps_paths else 1  # which of a decision's plans
             use_plans = self.plans_enabled
+            queue = state.queue  # (the plans add to it too: one list throughout)
             items = iter(changes)
             for run in items:
                 planned_decision = next(items)
                 if planned_decision is None:
-                    new_partial.add(run)
+                    # new_partial.add(run), whose sift-up seldom moves a run: runs come in the
+                    # order of their start events, and so do the new runs of each
+                    k = len(queue)
+                    if k and run.order < queue[(k - 1) >> 1].order:
+                        new_partial.add(run)
+                    else:
+                        queue.append(run)
                     continue
                 plans = planned_decision.plans
                 if plans is not None and use_plans:
@@ -548,7 +567,6 @@ class NFA:
         timed_out: list[tuple[Match, int]] = []
         window_time = self.window_time
         window_times = self.window_times
-        states = self.states
         if not state.completed_matches or self.holds_back(state, skip):
             # common case: nothing times out, the queue stays as it is, and nothing is held back
             # or what is waits for a partial match that stays
@@ -568,19 +586,62 @@ class NFA:
         # as in process: the state collects the runs that stay, a scratch queue the completed ones
         runs = state.queue
         new_partial = state
-        state.queue = []
         potential = self._potential
         potential.queue = []
+        timed = -1  # how many runs can time out, known when the runs are in start order
+        if not window_times and window_time > 0 and self.prefix_timeouts_enabled and runs:
+            limit = timestamp - window_time
+            timed = 0
+            previous = runs[0].order
+            for run in runs:
+                order = run.order
+                if order < previous:
+                    timed = -1
+                    break
+                if order[0] <= limit:
+                    timed += 1
+                previous = order
+        if timed >= 0:
+            # the runs are in the order of their start events, as a key's events in time order
+            # leave them: only runs before the first that started after timestamp - window_time
+            # time out, and the runs that stay keep their places (re-adding them in this order
+            # to a Java queue, as Flink does, moves none of them)
+            runs[:timed] = self._time_out(buffer, runs[:timed], timestamp, potential, timed_out)
+        else:
+            state.queue = []
+            for run in self._time_out(buffer, runs, timestamp, potential, timed_out):
+                new_partial.add(run)
+        if potential.queue or state.completed_matches.queue:
+            self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
+        buffer.advance_time(timestamp)
+        return result, timed_out
+
+    def _time_out(
+        self,
+        buffer: SharedBuffer,
+        runs: list[ComputationState],
+        timestamp: int,
+        potential: JavaPriorityQueue,
+        timed_out: list[tuple[Match, int]],
+    ) -> list[ComputationState]:
+        """``advance_time`` for ``runs``: the runs that stay partial, in order. The others time
+        out (their partial matches to ``timed_out`` when the NFA reports timeouts), or, in a
+        pending state, go to ``potential``, the completed matches."""
+        window_time = self.window_time
+        window_times = self.window_times
+        states = self.states
+        keeps_paths = buffer.keeps_paths
+        kept = []
         for run in runs:
             # the run's fields read directly (its properties are calls, which CPython pays for)
             order = run.order
             if order is NO_START:
-                new_partial.add(run)
+                kept.append(run)
                 continue
             slot = run.slot
             compiled = states[slot] if slot.__class__ is str else slot.state
             if compiled.is_start:
-                new_partial.add(run)
+                kept.append(run)
                 continue
             w = window_times.get(compiled.name)
             by_previous = w is not None and w > 0 and timestamp - run.previous_entry[0][0] >= w
@@ -597,13 +658,11 @@ class NFA:
                         else order[0] + window_time
                     )
                     timed_out.append((partial, at))
-                buffer.release_node(run.previous_entry, run.version)
+                if keeps_paths:
+                    buffer.release_node(run.previous_entry, run.version)
             else:
-                new_partial.add(run)
-        if potential.queue or state.completed_matches.queue:
-            self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
-        buffer.advance_time(timestamp)
-        return result, timed_out
+                kept.append(run)
+        return kept
 
     # -- partial matches carried by runs ------------------------------------
     def run_matches(self, buffer: SharedBuffer, state: NFAState) -> list[Match]:

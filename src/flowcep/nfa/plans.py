@@ -216,13 +216,13 @@ def plan_lines(
     stops = any(kind is STOP for _, kind in made)
     for var, kind in made:
         if kind is FINAL:
-            lines += add_to_queue("potential", var, False, True) if inline else [f"potential.add({var})"]
+            lines += add_to_queue("potential", var, False, True)
         elif kind is STOP and keeps_paths:
             lines.append(f"buffer.release_node({var}.previous_entry, {var}.version)")
     for var, kind in made:
         if kind is ALIVE:
             if not stops:
-                lines += add_to_queue("partial", var, var == "rs", inline)
+                lines += add_to_queue("partial", var, var == "rs", True)
             elif keeps_paths:
                 lines.append(f"buffer.release_node({var}.previous_entry, {var}.version)")
     return lines
@@ -231,8 +231,8 @@ def plan_lines(
 def add_to_queue(queue: str, var: str, last: bool, inline: bool = False) -> list[str]:
     """``queue.add(var)`` (JavaPriorityQueue, Java's sift-up) written out; ``last``: the run
     sorts after every other (a start run without events), so that it only goes to the end.
-    ``inline`` (a generated step, CPython): the usual case first, a run that sorts after its
-    parent-to-be (no sift), with one comparison."""
+    ``inline``: the usual case first, a run that sorts after its parent-to-be (no sift), with
+    one comparison (what plans and the generated step use)."""
     if last:
         return [f"{queue}.queue.append({var})"]
     sift = [

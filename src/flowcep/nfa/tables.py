@@ -44,19 +44,16 @@ def decision_table(
     if not unrolled.evaluators:
         decision = unrolled.decisions[0]
         return (lambda event, ctx: decision) if with_context else (lambda event: decision)
-    names: dict[str, Any] = {
-        "decisions": tuple(unrolled.decisions),
-        "pages": tuple(unrolled.pages),
-        "ConditionError": ConditionError,
-    }
+    names: dict[str, Any] = {"pages": tuple(unrolled.pages), "ConditionError": ConditionError}
     for k, evaluator in enumerate(unrolled.evaluators):
         names[f"f{k}"] = evaluator
+    for n, decision in enumerate(unrolled.decisions):
+        names[f"d{n}"] = decision  # (a branch returns d<n>: a load, not a subscript)
     code = "\n".join(
         [
             "def decide(event, ctx):" if with_context else "def decide(event):",
-            "    i = 0",
             "    try:",
-            *unrolled.lines,
+            *unrolled.lines,  # (the first sets i, the condition evaluated, before it is read)
             "    except Exception as exc:",
             "        raise ConditionError(pages[i], event, exc) from exc",
         ]
@@ -144,7 +141,7 @@ class _Unrolled:
         state: CompiledState,
         with_context: bool,
         prefix: str = "",
-        leaf: str = "return decisions[{}]",
+        leaf: str = "return d{}",
     ) -> None:
         self.states = states
         self.state = state
