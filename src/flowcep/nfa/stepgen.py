@@ -14,7 +14,6 @@ The step, for a pattern with states ``s0 .. sn`` (the start state last)::
     def process(buffer, state, event, timestamp, skip_strategy=None):
         runs = state.queue
         d0 = d1 = ... = None  # each state's decision for this event, once asked
-        x0 = x1 = ... = False  # whether it changes the state's runs
         first = 0
         it = iter(runs)
         for run in it:  # phase 1: decisions up to the first that changes a run
@@ -152,10 +151,8 @@ class _StepWriter:
             "    runs = state.queue",
             "    if state.unbound:",
             "        bind(state)",
-            "    # each state's decision for this event, made for the first of its runs, and whether",
-            "    # it changes them",
+            "    # each state's decision for this event, made for the first of its runs",
             f"    {' = '.join(f'd{s}' for s in states)} = None",
-            f"    {' = '.join(f'x{s}' for s in states)} = False",
             "    # phase 1: the decisions, up to the first that changes a run (runs[first])",
             "    first = 0",
             "    it = iter(runs)",
@@ -184,7 +181,9 @@ class _StepWriter:
     def dispatch(self, what: str, depth: int) -> list[str]:
         """Per state of the run: ``until_change`` (its decision, made once; ``break`` if it changes
         the run), ``decide`` (its decision, made once) or ``apply`` (its decision's plan). The
-        last state gets ``else``: the queue holds runs of these states only."""
+        last state gets ``else``: the queue holds runs of these states only. Until the first
+        change, a state's decision already made changes nothing (it would have ended the loop
+        when it was made): its later runs need no test."""
         pad = "    " * depth
         lines = ["slot = run.slot"]
         last = len(self.alive) - 1
@@ -199,7 +198,7 @@ class _StepWriter:
 
     def decide(self, s: int, until_change: bool) -> list[str]:
         """State ``s``'s decision into ``d{s}`` (for all its runs), made by its first run;
-        ``until_change``: and ``break`` if it changes the run (``x{s}`` says so for the others)."""
+        ``until_change``: and ``break`` if it changes the run."""
         search = []
         for line in self.searches[s]:
             line = line[8:]  # (written for depth 2)
@@ -211,7 +210,7 @@ class _StepWriter:
             n = int(leaf.strip("@"))
             search.append(f"{pad}d{s} = D{s}_{n}")
             if until_change and not self.decisions[s][n].unchanged:
-                search += [f"{pad}x{s} = True", f"{pad}break"]
+                search.append(f"{pad}break")
         lines = [
             f"if d{s} is None:",
             "    try:",
@@ -219,8 +218,6 @@ class _StepWriter:
             "    except Exception as exc:",
             f"        raise ConditionError(PAGES{s}[i], event, exc) from exc",
         ]
-        if until_change:
-            lines += [f"elif x{s}:", "    break"]
         return lines
 
     def apply(self, s: int) -> list[str]:

@@ -25,7 +25,7 @@ import heapq
 import sys
 import warnings
 from bisect import bisect_left
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import Any, ClassVar
 
 from flowcep.nfa import NFA, NFACompiler
@@ -765,6 +765,12 @@ class CepOperator:
             out.append(Output(BAD_RECORD, key, bad, timestamp))
         return out
 
+    def _bad_timestamp(self, event: Any, exc: Exception, out: list[Output]) -> None:
+        self._bad(event, None, None, f"timestamp extractor raised {exc_text(exc)}", STAGE_TIMESTAMP, exc, out)
+
+    def _bad_key(self, event: Any, ts: int, exc: Exception, out: list[Output]) -> None:
+        self._bad(event, None, ts, f"key extractor failed: {exc_text(exc)}", STAGE_KEY, exc, out)
+
     def _raise_errors(self, out: list[Output]) -> None:
         errors, self._errors = self._errors, []
         bad, key, cause = errors[0]
@@ -825,8 +831,12 @@ class CepOperator:
         # puts it back (_unpark), before anything reads the schedule, and so does the end.
         dues = self._sched.dues
         parked: KeyState | None = None
+        # the fused step takes the parked key's next elements from the same iterator while they
+        # fit (_fire_head_alone), and hands back the first that does not
+        it = iter(events)
+        rest = it if timestamp is None and extractor is not None and ooo is not None else None
         try:
-            for event in events:
+            for event in it:
                 self.events_in += 1
                 # the timestamp
                 if timestamp is not None:
@@ -847,15 +857,7 @@ class CepOperator:
                     try:
                         raw = extractor(event)
                     except Exception as exc:
-                        self._bad(
-                            event,
-                            None,
-                            None,
-                            f"timestamp extractor raised {exc_text(exc)}",
-                            STAGE_TIMESTAMP,
-                            exc,
-                            out,
-                        )
+                        self._bad_timestamp(event, exc, out)
                         continue
                 if type(raw) is int and low <= raw <= high:
                     ts: int = raw
@@ -874,74 +876,82 @@ class CepOperator:
                         key = key_by(event)
                         ks = keys.get(key)
                     except Exception as exc:
-                        self._bad(
-                            event, None, ts, f"key extractor failed: {exc_text(exc)}", STAGE_KEY, exc, out
-                        )
+                        self._bad_key(event, ts, exc, out)
                         continue
-                # the watermark this element generates (advanced once it is buffered)
-                current = self._watermark
-                watermark = current
-                if ts > self._max_timestamp:
-                    self._max_timestamp = ts
-                    if ooo is not None and ts - ooo - 1 > watermark:
-                        watermark = ts - ooo - 1
-                if parked is not None and ks is not parked:
-                    self._unpark(parked)
-                    parked = None
-                # late or buffered
-                if ts <= current:
-                    self.late += 1
-                    out.append(Output(LATE, key, event, ts))
-                else:
-                    # A key without state gets none for an inert element: one that cannot start a
-                    # match when no element of an earlier time can still come (it would be late
-                    # under the watermark this element generates) to start one that this element
-                    # could advance (with a comparator, not even one of the same time). Flink would
-                    # buffer it, fire its timer and process it without effect.
-                    if ks is None and not (
-                        starts_nothing is not None and ts <= watermark + 1 and starts_nothing(event)
-                    ):
-                        ks = self._new_key(key)
-                    if ks is not None:
-                        if not fast:
-                            self._buffer(ks, event, ts)
-                        elif ks.head is EMPTY:
-                            ks.head = event
-                            ks.head_ts = ts
-                            due = ks.due
-                            if due is NOT_DUE or ts < due:
-                                self._sched.push(ks, ts)
-                        else:
-                            times = ks.times
-                            if fuse and not times and current < watermark and watermark >= ks.head_ts:
-                                if ks is parked:
-                                    if not dues or dues[0] > watermark:
-                                        self._fire_head_alone(ks, event, ts, watermark, out)
+                # (again for an element the fused step hands back: its timestamp and key known)
+                while True:
+                    # the watermark this element generates (advanced once it is buffered)
+                    current = self._watermark
+                    watermark = current
+                    if ts > self._max_timestamp:
+                        self._max_timestamp = ts
+                        if ooo is not None and ts - ooo - 1 > watermark:
+                            watermark = ts - ooo - 1
+                    if parked is not None and ks is not parked:
+                        self._unpark(parked)
+                        parked = None
+                    # late or buffered
+                    if ts <= current:
+                        self.late += 1
+                        out.append(Output(LATE, key, event, ts))
+                    else:
+                        # A key without state gets none for an inert element: one that cannot start a
+                        # match when no element of an earlier time can still come (it would be late
+                        # under the watermark this element generates) to start one that this element
+                        # could advance (with a comparator, not even one of the same time). Flink would
+                        # buffer it, fire its timer and process it without effect.
+                        if ks is None and not (
+                            starts_nothing is not None and ts <= watermark + 1 and starts_nothing(event)
+                        ):
+                            ks = self._new_key(key)
+                        if ks is not None:
+                            if not fast:
+                                self._buffer(ks, event, ts)
+                            elif ks.head is EMPTY:
+                                ks.head = event
+                                ks.head_ts = ts
+                                due = ks.due
+                                if due is NOT_DUE or ts < due:
+                                    self._sched.push(ks, ts)
+                            else:
+                                times = ks.times
+                                if fuse and not times and current < watermark and watermark >= ks.head_ts:
+                                    if ks is parked:
+                                        if not dues or dues[0] > watermark:
+                                            left = self._fire_head_alone(ks, event, ts, watermark, out, rest)
+                                            if left is None:
+                                                break
+                                            event, ts, key, ks = left
+                                            continue
+                                        self._unpark(ks)
+                                        parked = None
+                                    elif self._park(ks, watermark):
+                                        parked = ks
+                                        left = self._fire_head_alone(ks, event, ts, watermark, out, rest)
+                                        if left is None:
+                                            break
+                                        event, ts, key, ks = left
                                         continue
+                                if parked is not None:  # (the parked key, on the general path)
                                     self._unpark(ks)
                                     parked = None
-                                elif self._park(ks, watermark):
-                                    parked = ks
-                                    self._fire_head_alone(ks, event, ts, watermark, out)
-                                    continue
-                            if parked is not None:  # (the parked key, on the general path)
-                                self._unpark(ks)
-                                parked = None
-                            # after the head: the usual cases, a time after the last or equal to it,
-                            # written out (_buffer does the others)
-                            last = times[-1] if times else ks.head_ts
-                            if ts > last and times is not None:
-                                times.append(ts)
-                                ks.pending.append(event)  # type: ignore[union-attr]  # (a list with times)
-                                if ks.due is NOT_DUE:  # (a key with buffered elements is scheduled)
-                                    self._sched.push(ks, ks.head_ts)
-                            elif ts == last and times:
-                                add(ks.pending, len(times) - 1, event)  # type: ignore[arg-type]
-                            else:
-                                self._buffer(ks, event, ts)
-                if watermark > current:
-                    self._watermark = watermark
-                    self._fire(watermark, out)
+                                # after the head: the usual cases, a time after the last or equal to it,
+                                # written out (_buffer does the others)
+                                last = times[-1] if times else ks.head_ts
+                                if ts > last and times is not None:
+                                    times.append(ts)
+                                    ks.pending.append(event)  # type: ignore[union-attr]  # (a list with times)
+                                    if ks.due is NOT_DUE:  # (a key with buffered elements is scheduled)
+                                        self._sched.push(ks, ks.head_ts)
+                                elif ts == last and times:
+                                    add(ks.pending, len(times) - 1, event)  # type: ignore[arg-type]
+                                else:
+                                    self._buffer(ks, event, ts)
+                    if watermark > current:
+                        self._watermark = watermark
+                        self._fire(watermark, out)
+                    break
+                    break
         finally:
             if parked is not None:
                 self._unpark(parked)
@@ -1004,7 +1014,15 @@ class CepOperator:
         timers = ks.timers
         self._sched.push(ks, timers[0] if timers and timers[0] < first else first)
 
-    def _fire_head_alone(self, ks: KeyState, event: Any, ts: int, watermark: int, out: list[Output]) -> None:
+    def _fire_head_alone(
+        self,
+        ks: KeyState,
+        event: Any,
+        ts: int,
+        watermark: int,
+        out: list[Output],
+        rest: Iterator[Any] | None = None,
+    ) -> tuple[Any, int, Any, KeyState | None] | None:
         """The usual step of ordered input, fused: ``event`` at ``ts`` comes to a key that buffers
         one element, its head, and the watermark it generates makes that key, alone, due at its
         head; the key is off the schedule (``_park``: nothing else is due by ``watermark``).
@@ -1013,74 +1031,138 @@ class CepOperator:
         and the old head is processed as ``_fire_key`` does. The key stays off the schedule: the
         caller puts it back (``_unpark``) before anything else reads the schedule.
 
+        With ``rest`` (the caller's iterator of elements, read with the operator's extractors),
+        the step goes on with the elements that follow, each taken as ``_elements`` would take it,
+        while each is this key's, later than its head, and its watermark makes nothing else due:
+        the first that is not comes back with its timestamp, key and key state, for the caller's
+        general path (None: nothing comes back, ``rest`` ran out).
+
         Same outputs, state and schedule as the general path (``ReferenceOperator`` is held to
         both by the property tests); an exception leaves the key and the operator as ``_fire``
         would once the key is back on the schedule (``event`` buffered, the firing to resume).
         """
-        head = ks.head
-        t = ks.head_ts
-        self._watermark = watermark
+        step = self._step
+        nfa = self.nfa
+        window_time = self._window_timer  # 0: no window timers
+        pathless = self._pathless
         state = ks.state
+        buffer = ks.buffer
         timers = ks.timers
-        if timers and timers[0] <= watermark:
-            del timers[: count_through(timers, watermark)]
-        taken = False  # the head was taken, the element took its place
-        try:
-            # _fire_key's head, one element (its comments say why each test is written out)
-            deadline = ks.deadline
-            if deadline is UNKNOWN:
-                deadline = ks.deadline = self.nfa.next_deadline(state)
-            if (deadline is not None and deadline <= t) or state.completed_matches.queue:
-                self._advance(ks, t, out)
-            ks.head = event
-            ks.head_ts = ts
-            taken = True  # (consumed, also if processing it raises: see _feed)
-            # _feed_event written out (the call is a fifth of this path's own cost)
-            self.current_key = ks.key
-            try:
-                matches = self._step(ks.buffer, state, head, t)
-            except ConditionError as exc:
-                self._condition_failed(ks, head, t, exc, out)
-                matches = None  # (the runs are unchanged, no start run took the element)
-            except BaseException:
-                ks.deadline = UNKNOWN
-                raise
-            if state.runs_changed:
-                state.runs_changed = False
-                ks.deadline = UNKNOWN
-                window_time = self._window_timer  # 0: no window timers
-                if window_time and state.new_start_partial_match:
-                    due = t + window_time
-                    if not timers or due > timers[-1]:
-                        timers.append(due)
-                    else:
-                        at = bisect_left(timers, due)
-                        if timers[at] != due:
-                            timers.insert(at, due)
-            if matches:
-                self.matches += len(matches)
-                key = ks.key
-                for match in matches:
-                    out.append(make_output(MATCH, key, match, t))
-            deadline = ks.deadline
-            if deadline is UNKNOWN:
-                deadline = ks.deadline = self.nfa.next_deadline(state)
-            if (deadline is not None and deadline <= watermark) or state.completed_matches.queue:
-                self._advance(ks, watermark, out)
-        except BaseException:
-            if not taken:
-                insert(ks, event, ts)  # buffered behind the head, as the general path has it
-            self._resume = True
-            raise
-        finally:
-            pathless = self._pathless
-            if pathless is None:
-                ks.buffer.advance_time(watermark)
-            state.new_start_partial_match = False
+        key = ks.key
+        keys = self._keys
+        extractor = self._timestamp
+        key_by = self._key_by
+        lag = self._out_of_orderness or 0  # (not None: the watermark comes from the elements)
+        dues = self._sched.dues
+        high = LONG_MAX
+        # the arrival counters of the buffer all keys share (none: the key has a buffer of its own)
+        counters: dict[int, int] = {} if pathless is None else pathless.events_count
+        stale = STALE_COUNTERS
+        self.current_key = key
+        while True:
+            head = ks.head
+            t = ks.head_ts
+            self._watermark = watermark
             if timers and timers[0] <= watermark:
                 del timers[: count_through(timers, watermark)]
-        if pathless is not None and len(pathless.events_count) > STALE_COUNTERS:
-            pathless.advance_time(watermark)
+            taken = False  # the head was taken, the element took its place
+            try:
+                # _fire_key's head, one element (its comments say why each test is written out)
+                deadline = ks.deadline
+                if deadline is UNKNOWN:
+                    deadline = ks.deadline = nfa.next_deadline(state)
+                if (deadline is not None and deadline <= t) or state.completed_matches.queue:
+                    self._advance(ks, t, out)
+                ks.head = event
+                ks.head_ts = ts
+                taken = True  # (consumed, also if processing it raises: see _feed)
+                # _feed_event written out (the call is a fifth of this path's own cost)
+                try:
+                    matches = step(buffer, state, head, t)
+                except ConditionError as exc:
+                    self._condition_failed(ks, head, t, exc, out)
+                    matches = None  # (the runs are unchanged, no start run took the element)
+                except BaseException:
+                    ks.deadline = UNKNOWN
+                    raise
+                if state.runs_changed:
+                    state.runs_changed = False
+                    ks.deadline = UNKNOWN
+                    # (a start run took the element: the step changed the runs)
+                    if state.new_start_partial_match and window_time:
+                        due = t + window_time
+                        if not timers or due > timers[-1]:
+                            timers.append(due)
+                        else:
+                            at = bisect_left(timers, due)
+                            if timers[at] != due:
+                                timers.insert(at, due)
+                        # a timer at or before the watermark fires at once in Flink, only to
+                        # advance time to the watermark again, which changes nothing
+                        if due <= watermark:
+                            del timers[: count_through(timers, watermark)]
+                    state.new_start_partial_match = False
+                if matches:
+                    self.matches += len(matches)
+                    for match in matches:
+                        out.append(make_output(MATCH, key, match, t))
+                deadline = ks.deadline
+                if deadline is UNKNOWN:
+                    deadline = ks.deadline = nfa.next_deadline(state)
+                if (deadline is not None and deadline <= watermark) or state.completed_matches.queue:
+                    self._advance(ks, watermark, out)
+            except BaseException:
+                if not taken:
+                    insert(ks, event, ts)  # buffered behind the head, as the general path has it
+                state.new_start_partial_match = False
+                self._resume = True
+                raise
+            finally:
+                if pathless is None:
+                    buffer.advance_time(watermark)
+                # (the timers the step registered were trimmed to the watermark as they came)
+            if len(counters) > stale:
+                pathless.advance_time(watermark)  # type: ignore[union-attr]  # (counters: it is there)
+            if rest is None:
+                return None
+            head_ts = ts
+            # the next element, taken as _elements takes it (its bad records included)
+            for event in rest:
+                self.events_in += 1
+                try:
+                    raw = extractor(event)  # type: ignore[misc]  # (rest: there is an extractor)
+                except Exception as exc:
+                    self._bad_timestamp(event, exc, out)
+                    continue
+                if type(raw) is int and head_ts < raw <= high:
+                    ts = raw
+                else:  # (an int at or before the head is in range or a bad record: to_timestamp)
+                    try:
+                        ts = to_timestamp(raw)
+                    except TimestampError as exc:
+                        self._bad(event, None, None, str(exc), STAGE_TIMESTAMP, None, out)
+                        continue
+                if key_by is None:
+                    other = None
+                    found = keys.get(None)
+                else:
+                    try:
+                        other = key_by(event)
+                        found = keys.get(other)
+                    except Exception as exc:
+                        self._bad_key(event, ts, exc, out)
+                        continue
+                # fused again: the key's, its watermark past the head (so later than anything the
+                # operator saw, and the watermark advances: the head is the latest element and the
+                # watermark lag + 1 behind it) and nothing else due by that watermark
+                after = ts - lag - 1
+                if found is not ks or after < head_ts or (dues and dues[0] <= after):
+                    return event, ts, other, found
+                self._max_timestamp = ts
+                watermark = after
+                break
+            else:
+                return None
 
     def _fire_keys(self, due: list[KeyState], watermark: int, out: list[Output]) -> None:
         """Fire the keys ``due`` (off the schedule) in order; if one raises, schedule the rest
