@@ -979,7 +979,7 @@ class CepOperator:
                 self._resume = True
                 raise
         else:
-            self._fire_keys(sched.pop_due(watermark, self._next_seq), watermark, out)
+            self._fire_lone_heads(sched.pop_due(watermark, self._next_seq), watermark, out)
         pathless = self._pathless
         if pathless is not None and len(pathless.events_count) > STALE_COUNTERS:
             # no element at or before the watermark is processed after this firing: the
@@ -1171,6 +1171,118 @@ class CepOperator:
         try:
             for ks in due:
                 self._fire_key(ks, watermark, out)
+                done += 1
+        except BaseException:
+            for ks in due[done + 1 :]:
+                self._schedule(ks)
+            self._resume = True
+            raise
+
+    def _fire_lone_heads(self, due: list[KeyState], watermark: int, out: list[Output]) -> None:
+        """``_fire_keys`` with the usual key written out: one that buffers one element, its head,
+        at or before ``watermark`` (many keys due at once, each with the element of one time).
+        Its head is processed and the key scheduled again as ``_fire_key`` does, without its
+        calls, its loop and its ``finally``; any other key goes through ``_fire_key``. Keys that
+        share a buffer without paths and no partial-match limit (``_fire_keys`` otherwise).
+
+        Same outputs, state and schedule as ``_fire_keys`` (``ReferenceOperator`` is held to it
+        by the property tests), also when a key raises: it is settled as ``_fire_key`` leaves
+        it, the keys after it are scheduled again and the firing resumes on the next call.
+        """
+        if self._limiter is not None or self._pathless is None:
+            self._fire_keys(due, watermark, out)
+            return
+        step = self._step
+        next_deadline = self.nfa.next_deadline
+        window_time = self._window_timer  # 0: no window timers
+        sched = self._sched
+        keys = self._keys
+        # the list of the time the last key was scheduled at: with many keys firing at once, most
+        # are scheduled again at one time (their window timer), each then without a lookup
+        last_at = NOT_DUE
+        last_listed: list[KeyState] = []
+        done = 0
+        try:
+            for ks in due:
+                head = ks.head
+                state = ks.state
+                t = ks.head_ts
+                if state is None or head is EMPTY or t > watermark or ks.times or type(head) is Several:
+                    self._fire_key(ks, watermark, out)
+                    done += 1
+                    continue
+                timers = ks.timers
+                if timers and timers[0] <= watermark:
+                    del timers[: count_through(timers, watermark)]
+                try:
+                    # _fire_key's head, one element, and _feed_event (their comments say why each
+                    # test is written out)
+                    deadline = ks.deadline
+                    if deadline is UNKNOWN:
+                        deadline = ks.deadline = next_deadline(state)
+                    if (deadline is not None and deadline <= t) or state.completed_matches.queue:
+                        self._advance(ks, t, out)
+                    ks.head = EMPTY  # consumed, also if processing it raises (see _feed)
+                    key = self.current_key = ks.key
+                    try:
+                        matches = step(ks.buffer, state, head, t)
+                    except ConditionError as exc:
+                        self._condition_failed(ks, head, t, exc, out)
+                        matches = None  # (the runs are unchanged, no start run took the element)
+                    except BaseException:
+                        ks.deadline = UNKNOWN
+                        raise
+                    if state.runs_changed:
+                        state.runs_changed = False
+                        ks.deadline = UNKNOWN
+                        # (a start run took the element: the step changed the runs)
+                        if window_time and state.new_start_partial_match:
+                            at = t + window_time
+                            if not timers or at > timers[-1]:
+                                timers.append(at)
+                            else:
+                                i = bisect_left(timers, at)
+                                if timers[i] != at:
+                                    timers.insert(i, at)
+                            # a timer at or before the watermark fires at once in Flink, only to
+                            # advance time to the watermark again, which changes nothing
+                            if at <= watermark:
+                                del timers[: count_through(timers, watermark)]
+                        state.new_start_partial_match = False
+                    if matches:
+                        self.matches += len(matches)
+                        for match in matches:
+                            out.append(make_output(MATCH, key, match, t))
+                    deadline = ks.deadline
+                    if deadline is UNKNOWN:
+                        deadline = ks.deadline = next_deadline(state)
+                    if (deadline is not None and deadline <= watermark) or state.completed_matches.queue:
+                        self._advance(ks, watermark, out)
+                except BaseException:
+                    state.new_start_partial_match = False
+                    if timers and timers[0] <= watermark:
+                        del timers[: count_through(timers, watermark)]
+                    self._settle(ks)
+                    raise
+                # _settle written out: the key buffers nothing now
+                if state.is_empty():  # its state goes, its window timers stay
+                    if keys.get(key) is ks:
+                        del keys[key]
+                    if timers:
+                        self._keep_timers(ks)
+                    else:
+                        ks.due = NOT_DUE
+                elif timers:
+                    at = timers[0]
+                    if at == last_at:
+                        last_listed.append(ks)
+                        ks.due = at
+                    else:
+                        sched.push(ks, at)
+                        last_at = at
+                        last_listed = sched.due_keys[at]
+                else:
+                    ks.due = NOT_DUE
                 done += 1
         except BaseException:
             for ks in due[done + 1 :]:
