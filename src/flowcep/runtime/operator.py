@@ -137,7 +137,8 @@ class CepOperator:
         "_idle",
         "_limiter",
         "_step",
-        "current_key",
+        "_current",
+        "_current_key",
     )
 
     def __init__(
@@ -249,8 +250,9 @@ class CepOperator:
         self.timeouts = 0
         self.bad_records = 0
         # the key whose element the NFA runs (its conditions read it: RuntimeContext), or whose
-        # result the pull API hands to its function
-        self.current_key: Any = None
+        # result the pull API hands to its function: see current_key
+        self._current: KeyState | None = None
+        self._current_key: Any = None
         # None without a limit: the per-element path then checks nothing (flowcep.runtime.limits)
         limit = self.options.partial_match_limit
         self._limiter: Limiter | None = (
@@ -258,6 +260,20 @@ class CepOperator:
         )
 
     # ------------------------------------------------------------------ public API
+
+    @property
+    def current_key(self) -> Any:
+        """The key whose element the NFA runs (its conditions read it: ``RuntimeContext``), or
+        whose result the pull API hands to its function (it sets it)."""
+        # the firing points at the key's record, not its key: with many keys, reading the key
+        # object itself would be one more cache miss per key fired
+        ks = self._current
+        return self._current_key if ks is None else ks.key
+
+    @current_key.setter
+    def current_key(self, key: Any) -> None:
+        self._current = None
+        self._current_key = key
 
     @property
     def current_watermark(self) -> int:
@@ -829,7 +845,14 @@ class CepOperator:
         # A key the fused step fired last, off the schedule while ordered elements of it keep
         # coming (_park): each of those then skips two heap operations. Any other element first
         # puts it back (_unpark), before anything reads the schedule, and so does the end.
-        dues = self._sched.dues
+        sched = self._sched
+        dues = sched.dues
+        # the time the last element's key was scheduled at, and the keys listed there: with many
+        # keys, most elements of one time schedule their key there, each then without a lookup
+        # (a listed time leaves the schedule only once the watermark passed it, and no element
+        # is scheduled at such a time any more)
+        listed_at = NOT_DUE
+        listed: list[KeyState] = []
         parked: KeyState | None = None
         # the fused step takes the parked key's next elements from the same iterator while they
         # fit (_fire_head_alone), and hands back the first that does not
@@ -912,7 +935,13 @@ class CepOperator:
                                 ks.head_ts = ts
                                 due = ks.due
                                 if due is NOT_DUE or ts < due:
-                                    self._sched.push(ks, ts)
+                                    if ts == listed_at:
+                                        listed.append(ks)
+                                        ks.due = ts
+                                    else:
+                                        sched.push(ks, ts)
+                                        listed_at = ts
+                                        listed = sched.due_keys[ts]
                             else:
                                 times = ks.times
                                 if fuse and not times and current < watermark and watermark >= ks.head_ts:
@@ -1058,7 +1087,7 @@ class CepOperator:
         # the arrival counters of the buffer all keys share (none: the key has a buffer of its own)
         counters: dict[int, int] = {} if pathless is None else pathless.events_count
         stale = STALE_COUNTERS
-        self.current_key = key
+        self._current = ks
         while True:
             head = ks.head
             t = ks.head_ts
@@ -1223,7 +1252,7 @@ class CepOperator:
                     if (deadline is not None and deadline <= t) or state.completed_matches.queue:
                         self._advance(ks, t, out)
                     ks.head = EMPTY  # consumed, also if processing it raises (see _feed)
-                    key = self.current_key = ks.key
+                    self._current = ks
                     try:
                         matches = step(ks.buffer, state, head, t)
                     except ConditionError as exc:
@@ -1251,6 +1280,7 @@ class CepOperator:
                         state.new_start_partial_match = False
                     if matches:
                         self.matches += len(matches)
+                        key = ks.key
                         for match in matches:
                             out.append(make_output(MATCH, key, match, t))
                     deadline = ks.deadline
@@ -1266,6 +1296,7 @@ class CepOperator:
                     raise
                 # _settle written out: the key buffers nothing now
                 if state.is_empty():  # its state goes, its window timers stay
+                    key = ks.key
                     if keys.get(key) is ks:
                         del keys[key]
                     if timers:
@@ -1470,7 +1501,7 @@ class CepOperator:
     def _feed_event(self, ks: KeyState, event: Any, timestamp: int, out: list[Output]) -> None:
         """Process one element (see ``_feed``): its matches, its window timer, its bad record."""
         state = ks.state
-        self.current_key = ks.key
+        self._current = ks
         try:
             matches = self._step(ks.buffer, state, event, timestamp)
         except ConditionError as exc:
