@@ -41,6 +41,14 @@ def _raising(*names: str) -> Any:
     return cond
 
 
+class LoneHeads(CepOperator):
+    """``CepOperator`` with its loop for many keys due at once on every interpreter (it is on
+    CPython only by default: ``LONE_HEADS``)."""
+
+    __slots__ = ()
+    LONE_HEADS = True
+
+
 def _operators(pattern: Pattern, out_of_orderness: int | None) -> list[CepOperator]:
     return [
         make(
@@ -50,7 +58,7 @@ def _operators(pattern: Pattern, out_of_orderness: int | None) -> list[CepOperat
             out_of_orderness=out_of_orderness,
             on_error="side_output",
         )
-        for make in (CepOperator, ReferenceOperator)
+        for make in (LoneHeads, ReferenceOperator)
     ]
 
 

@@ -101,6 +101,9 @@ class CepOperator:
     # the pattern's generated step (flowcep.nfa.stepgen) instead of NFA.process, where it has one;
     # on CPython only: PyPy's JIT runs the interpreted step faster (docs/runtime.md §8)
     GENERATED_STEP: ClassVar[bool] = sys.implementation.name == "cpython"
+    # many keys due at once fire in one loop (_fire_lone_heads) on CPython only: PyPy's JIT runs
+    # the calls of _fire_keys faster (docs/runtime.md §8)
+    LONE_HEADS: ClassVar[bool] = sys.implementation.name == "cpython"
 
     # slots: every attribute read is specialised, however many there are (an instance dict's
     # shared keys stop at 30 in CPython 3.11, and past them attribute reads slow down)
@@ -1212,13 +1215,14 @@ class CepOperator:
         at or before ``watermark`` (many keys due at once, each with the element of one time).
         Its head is processed and the key scheduled again as ``_fire_key`` does, without its
         calls, its loop and its ``finally``; any other key goes through ``_fire_key``. Keys that
-        share a buffer without paths and no partial-match limit (``_fire_keys`` otherwise).
+        share a buffer without paths and no partial-match limit, on CPython (``_fire_keys``
+        otherwise: ``LONE_HEADS``).
 
         Same outputs, state and schedule as ``_fire_keys`` (``ReferenceOperator`` is held to it
         by the property tests), also when a key raises: it is settled as ``_fire_key`` leaves
         it, the keys after it are scheduled again and the firing resumes on the next call.
         """
-        if self._limiter is not None or self._pathless is None:
+        if self._limiter is not None or self._pathless is None or not self.LONE_HEADS:
             self._fire_keys(due, watermark, out)
             return
         step = self._step
