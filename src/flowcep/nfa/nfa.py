@@ -127,8 +127,9 @@ class NFA:
 
     def use_clock(self, clock: Callable[[], int] | None) -> None:
         """Conditions' ``ctx.current_processing_time()`` reads ``clock`` (None: the wall clock)."""
-        self.condition_context = ConditionContext.with_clock(clock)
-        self._context = self.condition_context(None, None, 0)  # type: ignore[arg-type]
+        context_class: type[ConditionContext] = ConditionContext.with_clock(clock)
+        self.condition_context = context_class
+        self._context = context_class(None, None, 0)  # type: ignore[arg-type]
 
     # -- state --------------------------------------------------------------
     def create_initial_state(self) -> NFAState:
