@@ -256,7 +256,9 @@ class _StepWriter:
             "    completed = potential.queue",
             "    if not completed:",
             "        return []",
-            "    return [own_match(buffer, match) for match in completed]",
+            "    if len(completed) == 1:  # (the usual case: no comprehension, which is a call)",
+            "        return [own_match(buffer, completed[0])]",
+            "    return [own_match(buffer, run) for run in completed]",
         ]
 
     @staticmethod
