@@ -207,4 +207,4 @@ def test_a_traceback_through_the_generated_step_shows_its_lines() -> None:
         op.process_elements(events("a1 x2 x3"))
     frames = traceback.extract_tb(info.tb)
     [step] = [f for f in frames if f.filename.startswith("<flowcep generated process")]
-    assert step.line is not None and "s0_f0(event)" in step.line
+    assert step.line is not None and "s1_f0(event)" in step.line

@@ -9,18 +9,17 @@ queue and the buffer are those of ``NFA.process``, with the same values in the s
 that snapshots, timeouts and everything else read the state as they do after the interpreted
 step; ``NFA.process`` stays the reference (a property test holds the two to each other).
 
-The step, for a pattern with states ``s0 .. sn`` (the start state last)::
+The step, for a pattern with states ``s0 .. sn`` (the start state first)::
 
     def process(buffer, state, event, timestamp, skip_strategy=None):
         runs = state.queue
         d0 = d1 = ... = None  # each state's decision for this event, once asked
-        first = 0
         it = iter(runs)
         for run in it:  # phase 1: decisions up to the first that changes a run
             <the run's state's decision: its condition search, inline; break if it changes>
-            first += 1
         else:
             return []  # (most events change nothing)
+        first = len(runs) - it.__length_hint__() - 1
         for run in it:  # phase 1, on: every condition before any change
             <the run's state's decision>
         rest = runs[first:]  # phase 2: apply
@@ -101,9 +100,10 @@ class _StepWriter:
     def __init__(self, nfa: NFA) -> None:
         self.nfa = nfa
         kinds = nfa._kinds  # noqa: SLF001
-        # the states whose runs wait in the queue, the start state last (one start run per key)
+        # the states whose runs wait in the queue, the start state first: every key has its start
+        # run, which every event visits, so its test comes first in each dispatch
         alive = [name for name, kind in kinds.items() if kind is ALIVE]
-        self.alive = sorted(alive, key=lambda name: nfa.states[name].is_start)
+        self.alive = sorted(alive, key=lambda name: not nfa.states[name].is_start)
         self.names: dict[str, Any] = {
             "new": object.__new__,
             "CS": ComputationState,
@@ -154,13 +154,13 @@ class _StepWriter:
             "    # each state's decision for this event, made for the first of its runs",
             f"    {' = '.join(f'd{s}' for s in states)} = None",
             "    # phase 1: the decisions, up to the first that changes a run (runs[first])",
-            "    first = 0",
             "    it = iter(runs)",
             "    for run in it:",
             *self.dispatch("until_change", 2),
-            "        first += 1",
             "    else:",
             "        return []  # every run survives unchanged",
+            "    # where the loop stopped, from what the iterator has left (no count per run)",
+            "    first = len(runs) - it.__length_hint__() - 1",
             "    # the rest of phase 1: every condition before anything changes, so that one that",
             "    # raises leaves the key's runs as they were",
             "    for run in it:",
