@@ -104,6 +104,7 @@ class _StepWriter:
         # run, which every event visits, so its test comes first in each dispatch
         alive = [name for name, kind in kinds.items() if kind is ALIVE]
         self.alive = sorted(alive, key=lambda name: not nfa.states[name].is_start)
+        self.is_start = [nfa.states[name].is_start for name in self.alive]
         self.names: dict[str, Any] = {
             "new": object.__new__,
             "CS": ComputationState,
@@ -151,8 +152,7 @@ class _StepWriter:
             "    runs = state.queue",
             "    if state.unbound:",
             "        bind(state)",
-            "    # each state's decision for this event, made for the first of its runs",
-            f"    {' = '.join(f'd{s}' for s in states)} = None",
+            *self.no_decisions(),
             "    # phase 1: the decisions, up to the first that changes a run (runs[first])",
             "    it = iter(runs)",
             "    for run in it:",
@@ -176,6 +176,17 @@ class _StepWriter:
             "    for run in rest:",
             *self.dispatch("apply", 2),
             *(self.skipping() if skips else self.emitting()),
+        ]
+
+    def no_decisions(self) -> list[str]:
+        """The decisions not made yet, of states other than start states: a start state has one
+        run in the queue (its start run), whose visit makes its decision."""
+        shared = [f"d{s}" for s in range(len(self.alive)) if not self.is_start[s]]
+        if not shared:
+            return []
+        return [
+            "    # each other state's decision for this event, made for the first of its runs",
+            f"    {' = '.join(shared)} = None",
         ]
 
     def dispatch(self, what: str, depth: int) -> list[str]:
@@ -212,13 +223,14 @@ class _StepWriter:
             if until_change and not self.decisions[s][n].unchanged:
                 search.append(f"{pad}break")
         lines = [
-            f"if d{s} is None:",
-            "    try:",
-            *("        " + line for line in search),
-            "    except Exception as exc:",
-            f"        raise ConditionError(PAGES{s}[i], event, exc) from exc",
+            "try:",
+            *("    " + line for line in search),
+            "except Exception as exc:",
+            f"    raise ConditionError(PAGES{s}[i], event, exc) from exc",
         ]
-        return lines
+        if self.is_start[s]:  # its one run: decided once without a test
+            return lines
+        return [f"if d{s} is None:", *("    " + line for line in lines)]
 
     def apply(self, s: int) -> list[str]:
         """What the run's decision (``d{s}``) does: the plan of each decision that changes a run,
