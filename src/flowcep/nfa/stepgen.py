@@ -144,7 +144,6 @@ class _StepWriter:
     def source(self) -> list[str]:
         nfa = self.nfa
         skips = bool(nfa.skip_strategy.is_skip_strategy())
-        states = range(len(self.alive))
         return [
             "def process(buffer, state, event, timestamp, skip_strategy=None):",
             "    if skip_strategy is not None:",
