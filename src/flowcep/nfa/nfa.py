@@ -571,7 +571,7 @@ class NFA:
         timed_out: list[tuple[Match, int]] = []
         window_time = self.window_time
         window_times = self.window_times
-        if not state.completed_matches or self.holds_back(state, skip):
+        if not state.completed_matches.queue or self.holds_back(state, skip):
             # common case: nothing times out, the queue stays as it is, and nothing is held back
             # or what is waits for a partial match that stays
             for run in state.queue:
