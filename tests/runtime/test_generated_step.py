@@ -207,4 +207,40 @@ def test_a_traceback_through_the_generated_step_shows_its_lines() -> None:
         op.process_elements(events("a1 x2 x3"))
     frames = traceback.extract_tb(info.tb)
     [step] = [f for f in frames if f.filename.startswith("<flowcep generated process")]
-    assert step.line is not None and "s0_f0(event)" in step.line
+    assert step.line is not None and "s1_f0(event)" in step.line
+
+
+def _counted(name: str, calls: list[str]) -> Any:
+    def cond(e: Event) -> bool:
+        calls.append(f"{name}{e.id}")
+        return bool(e.name == name)
+
+    return cond
+
+
+def test_each_state_asks_its_condition_once_per_event_however_many_runs_wait_there() -> None:
+    calls: list[str] = []
+    pattern = (
+        Pattern.begin("a")
+        .where(_counted("a", calls))
+        .followed_by_any("b")
+        .where(_counted("b", calls))
+        .within(10)
+    )
+    op = GeneratedOperator(pattern, timestamp=lambda e: e.ts)
+    assert _generated(op)
+    outputs = [*op.process_elements(events("a1 a2 a3 x4 b5 x6")), *op.flush()]
+    a1, a2, a3 = (events(f"a{i}") for i in (1, 2, 3))
+    b5 = events("b5")
+    assert outputs == [
+        Output("match", None, {"a": a1, "b": b5}, 5),
+        Output("match", None, {"a": a2, "b": b5}, 5),
+        Output("match", None, {"a": a3, "b": b5}, 5),
+        Output("timeout", None, {"a": a1}, 11),
+        Output("timeout", None, {"a": a2}, 12),
+        Output("timeout", None, {"a": a3}, 13),
+    ]
+    # in the queue's order (runs at b first, the start run last): b's condition once per event
+    # from the first run waiting at b on, the start state's once per event (and once before, by
+    # the check that an event starts nothing at a key without runs)
+    assert calls == ["a1", "a1", "b2", "a2", "b3", "a3", "b4", "a4", "b5", "a5", "b6", "a6"]

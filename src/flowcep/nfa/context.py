@@ -33,7 +33,8 @@ class ConditionContext(ConditionContextBase):
         if matched.__class__ is not dict:
             matched = current_match(self._buffer, run)
         try:
-            return matched[name][:]  # (a copy: the run's own list stays as it is)
+            events: list[Any] = matched[name][:]  # (a copy: the run's own list stays as it is)
+            return events
         except KeyError:
             if name is None:
                 raise TypeError("The pattern name cannot be null.") from None
@@ -60,7 +61,7 @@ def own_match(buffer: SharedBuffer, run: ComputationState) -> Match:
         copy = match.copy()
         for page, events in match.items():
             copy[page] = events[:]
-        return copy  # type: ignore[no-any-return]
+        return copy
     return built_match(buffer, run)  # (no cache: the run leaves)
 
 
@@ -88,7 +89,7 @@ def built_match(buffer: SharedBuffer, run: ComputationState) -> Match:
     if parent.__class__ is not tuple:  # one link
         if not parent:
             return {page: [event]}
-        match = parent.copy()
+        match: dict[str, list[Any]] = parent.copy()
         for step, events in parent.items():  # (a loop: a dict comprehension is a call)
             match[step] = events[:]
         events = match.get(page)

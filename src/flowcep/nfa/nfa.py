@@ -124,11 +124,15 @@ class NFA:
             [(_, start_table)] = self._start_tables
             if start_table is not None:
                 self.starts_nothing = table_starts_nothing(start_table)
+        if not self.window_times and window_time > 0:
+            # only the pattern's window (the usual case; the operator asks after most steps)
+            self.next_deadline = head_deadline(window_time)  # type: ignore[method-assign,assignment]
 
     def use_clock(self, clock: Callable[[], int] | None) -> None:
         """Conditions' ``ctx.current_processing_time()`` reads ``clock`` (None: the wall clock)."""
-        self.condition_context = ConditionContext.with_clock(clock)
-        self._context = self.condition_context(None, None, 0)  # type: ignore[arg-type]
+        context_class: type[ConditionContext] = ConditionContext.with_clock(clock)
+        self.condition_context = context_class
+        self._context = context_class(None, None, 0)  # type: ignore[arg-type]
 
     # -- state --------------------------------------------------------------
     def create_initial_state(self) -> NFAState:
@@ -142,7 +146,8 @@ class NFA:
         return NFAState.of_start_runs([ComputationState.start(name) for name in names])
 
     def next_deadline(self, state: NFAState) -> int | None:
-        """The earliest time at which ``advance_time`` would time out a run."""
+        """The earliest time at which ``advance_time`` would time out a run (None: none would;
+        ``head_deadline`` stands in for it when the pattern's window is the only one)."""
         window_time = self.window_time
         window_times = self.window_times
         if not window_times:
@@ -567,7 +572,7 @@ class NFA:
         timed_out: list[tuple[Match, int]] = []
         window_time = self.window_time
         window_times = self.window_times
-        if not state.completed_matches or self.holds_back(state, skip):
+        if not state.completed_matches.queue or self.holds_back(state, skip):
             # common case: nothing times out, the queue stays as it is, and nothing is held back
             # or what is waits for a partial match that stays
             for run in state.queue:
@@ -783,6 +788,22 @@ class NFA:
             if prune(run):
                 buffer.release_node(run.previous_entry, run.version)
         runs.remove_if(prune)
+
+
+def head_deadline(window_time: int) -> Callable[[NFAState], int | None]:
+    """``NFA.next_deadline`` for an NFA whose only window is the pattern's, ``window_time`` > 0:
+    the queue's head has the earliest start (runs are ordered by their start event, whose
+    timestamp is the run's start timestamp)."""
+
+    def next_deadline(state: NFAState) -> int | None:
+        runs = state.queue
+        if runs:
+            order = runs[0].order
+            if order is not NO_START:
+                return order[0] + window_time  # type: ignore[no-any-return]
+        return None
+
+    return next_deadline
 
 
 def _raise_proceed_loop(state_name: str, event: Any) -> None:

@@ -9,18 +9,17 @@ queue and the buffer are those of ``NFA.process``, with the same values in the s
 that snapshots, timeouts and everything else read the state as they do after the interpreted
 step; ``NFA.process`` stays the reference (a property test holds the two to each other).
 
-The step, for a pattern with states ``s0 .. sn`` (the start state last)::
+The step, for a pattern with states ``s0 .. sn`` (the start state first)::
 
     def process(buffer, state, event, timestamp, skip_strategy=None):
         runs = state.queue
         d0 = d1 = ... = None  # each state's decision for this event, once asked
-        first = 0
         it = iter(runs)
         for run in it:  # phase 1: decisions up to the first that changes a run
             <the run's state's decision: its condition search, inline; break if it changes>
-            first += 1
         else:
             return []  # (most events change nothing)
+        first = len(runs) - it.__length_hint__() - 1
         for run in it:  # phase 1, on: every condition before any change
             <the run's state's decision>
         rest = runs[first:]  # phase 2: apply
@@ -101,9 +100,11 @@ class _StepWriter:
     def __init__(self, nfa: NFA) -> None:
         self.nfa = nfa
         kinds = nfa._kinds  # noqa: SLF001
-        # the states whose runs wait in the queue, the start state last (one start run per key)
+        # the states whose runs wait in the queue, the start state first: every key has its start
+        # run, which every event visits, so its test comes first in each dispatch
         alive = [name for name, kind in kinds.items() if kind is ALIVE]
-        self.alive = sorted(alive, key=lambda name: nfa.states[name].is_start)
+        self.alive = sorted(alive, key=lambda name: not nfa.states[name].is_start)
+        self.is_start = [nfa.states[name].is_start for name in self.alive]
         self.names: dict[str, Any] = {
             "new": object.__new__,
             "CS": ComputationState,
@@ -143,7 +144,6 @@ class _StepWriter:
     def source(self) -> list[str]:
         nfa = self.nfa
         skips = bool(nfa.skip_strategy.is_skip_strategy())
-        states = range(len(self.alive))
         return [
             "def process(buffer, state, event, timestamp, skip_strategy=None):",
             "    if skip_strategy is not None:",
@@ -151,16 +151,15 @@ class _StepWriter:
             "    runs = state.queue",
             "    if state.unbound:",
             "        bind(state)",
-            "    # each state's decision for this event, made for the first of its runs",
-            f"    {' = '.join(f'd{s}' for s in states)} = None",
+            *self.no_decisions(),
             "    # phase 1: the decisions, up to the first that changes a run (runs[first])",
-            "    first = 0",
             "    it = iter(runs)",
             "    for run in it:",
             *self.dispatch("until_change", 2),
-            "        first += 1",
             "    else:",
             "        return []  # every run survives unchanged",
+            "    # where the loop stopped, from what the iterator has left (no count per run)",
+            "    first = len(runs) - it.__length_hint__() - 1",
             "    # the rest of phase 1: every condition before anything changes, so that one that",
             "    # raises leaves the key's runs as they were",
             "    for run in it:",
@@ -176,6 +175,17 @@ class _StepWriter:
             "    for run in rest:",
             *self.dispatch("apply", 2),
             *(self.skipping() if skips else self.emitting()),
+        ]
+
+    def no_decisions(self) -> list[str]:
+        """The decisions not made yet, of states other than start states: a start state has one
+        run in the queue (its start run), whose visit makes its decision."""
+        shared = [f"d{s}" for s in range(len(self.alive)) if not self.is_start[s]]
+        if not shared:
+            return []
+        return [
+            "    # each other state's decision for this event, made for the first of its runs",
+            f"    {' = '.join(shared)} = None",
         ]
 
     def dispatch(self, what: str, depth: int) -> list[str]:
@@ -212,13 +222,14 @@ class _StepWriter:
             if until_change and not self.decisions[s][n].unchanged:
                 search.append(f"{pad}break")
         lines = [
-            f"if d{s} is None:",
-            "    try:",
-            *("        " + line for line in search),
-            "    except Exception as exc:",
-            f"        raise ConditionError(PAGES{s}[i], event, exc) from exc",
+            "try:",
+            *("    " + line for line in search),
+            "except Exception as exc:",
+            f"    raise ConditionError(PAGES{s}[i], event, exc) from exc",
         ]
-        return lines
+        if self.is_start[s]:  # its one run: decided once without a test
+            return lines
+        return [f"if d{s} is None:", *("    " + line for line in lines)]
 
     def apply(self, s: int) -> list[str]:
         """What the run's decision (``d{s}``) does: the plan of each decision that changes a run,
@@ -256,7 +267,9 @@ class _StepWriter:
             "    completed = potential.queue",
             "    if not completed:",
             "        return []",
-            "    return [own_match(buffer, match) for match in completed]",
+            "    if len(completed) == 1:  # (the usual case: no comprehension, which is a call)",
+            "        return [own_match(buffer, completed[0])]",
+            "    return [own_match(buffer, run) for run in completed]",
         ]
 
     @staticmethod
