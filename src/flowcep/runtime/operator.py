@@ -101,6 +101,9 @@ class CepOperator:
     # the pattern's generated step (flowcep.nfa.stepgen) instead of NFA.process, where it has one;
     # on CPython only: PyPy's JIT runs the interpreted step faster (docs/runtime.md §8)
     GENERATED_STEP: ClassVar[bool] = sys.implementation.name == "cpython"
+    # many keys due at once fire in one loop (_fire_lone_heads) on CPython only: PyPy's JIT runs
+    # the calls of _fire_keys faster (docs/runtime.md §8)
+    LONE_HEADS: ClassVar[bool] = sys.implementation.name == "cpython"
 
     # slots: every attribute read is specialised, however many there are (an instance dict's
     # shared keys stop at 30 in CPython 3.11, and past them attribute reads slow down)
@@ -137,7 +140,8 @@ class CepOperator:
         "_idle",
         "_limiter",
         "_step",
-        "current_key",
+        "_current",
+        "_current_key",
     )
 
     def __init__(
@@ -249,8 +253,9 @@ class CepOperator:
         self.timeouts = 0
         self.bad_records = 0
         # the key whose element the NFA runs (its conditions read it: RuntimeContext), or whose
-        # result the pull API hands to its function
-        self.current_key: Any = None
+        # result the pull API hands to its function: see current_key
+        self._current: KeyState | None = None
+        self._current_key: Any = None
         # None without a limit: the per-element path then checks nothing (flowcep.runtime.limits)
         limit = self.options.partial_match_limit
         self._limiter: Limiter | None = (
@@ -258,6 +263,20 @@ class CepOperator:
         )
 
     # ------------------------------------------------------------------ public API
+
+    @property
+    def current_key(self) -> Any:
+        """The key whose element the NFA runs (its conditions read it: ``RuntimeContext``), or
+        whose result the pull API hands to its function (it sets it)."""
+        # the firing points at the key's record, not its key: with many keys, reading the key
+        # object itself would be one more cache miss per key fired
+        ks = self._current
+        return self._current_key if ks is None else ks.key
+
+    @current_key.setter
+    def current_key(self, key: Any) -> None:
+        self._current = None
+        self._current_key = key
 
     @property
     def current_watermark(self) -> int:
@@ -829,7 +848,14 @@ class CepOperator:
         # A key the fused step fired last, off the schedule while ordered elements of it keep
         # coming (_park): each of those then skips two heap operations. Any other element first
         # puts it back (_unpark), before anything reads the schedule, and so does the end.
-        dues = self._sched.dues
+        sched = self._sched
+        dues = sched.dues
+        # the time the last element's key was scheduled at, and the keys listed there: with many
+        # keys, most elements of one time schedule their key there, each then without a lookup
+        # (a listed time leaves the schedule only once the watermark passed it, and no element
+        # is scheduled at such a time any more)
+        listed_at = NOT_DUE
+        listed: list[KeyState] = []
         parked: KeyState | None = None
         # the fused step takes the parked key's next elements from the same iterator while they
         # fit (_fire_head_alone), and hands back the first that does not
@@ -912,7 +938,13 @@ class CepOperator:
                                 ks.head_ts = ts
                                 due = ks.due
                                 if due is NOT_DUE or ts < due:
-                                    self._sched.push(ks, ts)
+                                    if ts == listed_at:
+                                        listed.append(ks)
+                                        ks.due = ts
+                                    else:
+                                        sched.push(ks, ts)
+                                        listed_at = ts
+                                        listed = sched.due_keys[ts]
                             else:
                                 times = ks.times
                                 if fuse and not times and current < watermark and watermark >= ks.head_ts:
@@ -979,7 +1011,7 @@ class CepOperator:
                 self._resume = True
                 raise
         else:
-            self._fire_keys(sched.pop_due(watermark, self._next_seq), watermark, out)
+            self._fire_lone_heads(sched.pop_due(watermark, self._next_seq), watermark, out)
         pathless = self._pathless
         if pathless is not None and len(pathless.events_count) > STALE_COUNTERS:
             # no element at or before the watermark is processed after this firing: the
@@ -1058,7 +1090,7 @@ class CepOperator:
         # the arrival counters of the buffer all keys share (none: the key has a buffer of its own)
         counters: dict[int, int] = {} if pathless is None else pathless.events_count
         stale = STALE_COUNTERS
-        self.current_key = key
+        self._current = ks
         while True:
             head = ks.head
             t = ks.head_ts
@@ -1171,6 +1203,121 @@ class CepOperator:
         try:
             for ks in due:
                 self._fire_key(ks, watermark, out)
+                done += 1
+        except BaseException:
+            for ks in due[done + 1 :]:
+                self._schedule(ks)
+            self._resume = True
+            raise
+
+    def _fire_lone_heads(self, due: list[KeyState], watermark: int, out: list[Output]) -> None:
+        """``_fire_keys`` with the usual key written out: one that buffers one element, its head,
+        at or before ``watermark`` (many keys due at once, each with the element of one time).
+        Its head is processed and the key scheduled again as ``_fire_key`` does, without its
+        calls, its loop and its ``finally``; any other key goes through ``_fire_key``. Keys that
+        share a buffer without paths and no partial-match limit, on CPython (``_fire_keys``
+        otherwise: ``LONE_HEADS``).
+
+        Same outputs, state and schedule as ``_fire_keys`` (``ReferenceOperator`` is held to it
+        by the property tests), also when a key raises: it is settled as ``_fire_key`` leaves
+        it, the keys after it are scheduled again and the firing resumes on the next call.
+        """
+        if self._limiter is not None or self._pathless is None or not self.LONE_HEADS:
+            self._fire_keys(due, watermark, out)
+            return
+        step = self._step
+        next_deadline = self.nfa.next_deadline
+        window_time = self._window_timer  # 0: no window timers
+        sched = self._sched
+        keys = self._keys
+        # the list of the time the last key was scheduled at: with many keys firing at once, most
+        # are scheduled again at one time (their window timer), each then without a lookup
+        last_at = NOT_DUE
+        last_listed: list[KeyState] = []
+        done = 0
+        try:
+            for ks in due:
+                head = ks.head
+                state = ks.state
+                t = ks.head_ts
+                if state is None or head is EMPTY or t > watermark or ks.times or type(head) is Several:
+                    self._fire_key(ks, watermark, out)
+                    done += 1
+                    continue
+                timers = ks.timers
+                if timers and timers[0] <= watermark:
+                    del timers[: count_through(timers, watermark)]
+                try:
+                    # _fire_key's head, one element, and _feed_event (their comments say why each
+                    # test is written out)
+                    deadline = ks.deadline
+                    if deadline is UNKNOWN:
+                        deadline = ks.deadline = next_deadline(state)
+                    if (deadline is not None and deadline <= t) or state.completed_matches.queue:
+                        self._advance(ks, t, out)
+                    ks.head = EMPTY  # consumed, also if processing it raises (see _feed)
+                    self._current = ks
+                    try:
+                        matches = step(ks.buffer, state, head, t)
+                    except ConditionError as exc:
+                        self._condition_failed(ks, head, t, exc, out)
+                        matches = None  # (the runs are unchanged, no start run took the element)
+                    except BaseException:
+                        ks.deadline = UNKNOWN
+                        raise
+                    if state.runs_changed:
+                        state.runs_changed = False
+                        ks.deadline = UNKNOWN
+                        # (a start run took the element: the step changed the runs)
+                        if window_time and state.new_start_partial_match:
+                            at = t + window_time
+                            if not timers or at > timers[-1]:
+                                timers.append(at)
+                            else:
+                                i = bisect_left(timers, at)
+                                if timers[i] != at:
+                                    timers.insert(i, at)
+                            # a timer at or before the watermark fires at once in Flink, only to
+                            # advance time to the watermark again, which changes nothing
+                            if at <= watermark:
+                                del timers[: count_through(timers, watermark)]
+                        state.new_start_partial_match = False
+                    if matches:
+                        self.matches += len(matches)
+                        key = ks.key
+                        for match in matches:
+                            out.append(make_output(MATCH, key, match, t))
+                    deadline = ks.deadline
+                    if deadline is UNKNOWN:
+                        deadline = ks.deadline = next_deadline(state)
+                    if (deadline is not None and deadline <= watermark) or state.completed_matches.queue:
+                        self._advance(ks, watermark, out)
+                except BaseException:
+                    state.new_start_partial_match = False
+                    if timers and timers[0] <= watermark:
+                        del timers[: count_through(timers, watermark)]
+                    self._settle(ks)
+                    raise
+                # _settle written out: the key buffers nothing now
+                if state.is_empty():  # its state goes, its window timers stay
+                    key = ks.key
+                    if keys.get(key) is ks:
+                        del keys[key]
+                    if timers:
+                        self._keep_timers(ks)
+                    else:
+                        ks.due = NOT_DUE
+                elif timers:
+                    at = timers[0]
+                    if at == last_at:
+                        last_listed.append(ks)
+                        ks.due = at
+                    else:
+                        sched.push(ks, at)
+                        last_at = at
+                        last_listed = sched.due_keys[at]
+                else:
+                    ks.due = NOT_DUE
                 done += 1
         except BaseException:
             for ks in due[done + 1 :]:
@@ -1358,7 +1505,7 @@ class CepOperator:
     def _feed_event(self, ks: KeyState, event: Any, timestamp: int, out: list[Output]) -> None:
         """Process one element (see ``_feed``): its matches, its window timer, its bad record."""
         state = ks.state
-        self.current_key = ks.key
+        self._current = ks
         try:
             matches = self._step(ks.buffer, state, event, timestamp)
         except ConditionError as exc:
