@@ -75,6 +75,28 @@ class _Running:
         self.accepts = level.raw_filter() if level.reads_raw else None
 
 
+def checked_arguments(
+    hierarchy: Hierarchy | HierarchyPlan,
+    timestamp: Callable[[Any], int] | str,
+    emit: Iterable[str] | None,
+    on_error: str,
+) -> tuple[HierarchyPlan, Callable[[Any], Any], set[str]]:
+    """What every hierarchy engine checks of its arguments: the plan, the timestamp extractor
+    and the names of the levels that come out (default: the top levels)."""
+    plan = hierarchy.build()
+    if on_error not in ("raise", "side_output"):
+        raise ValueError(f"on_error must be 'raise' or 'side_output', got {on_error!r}")
+    stamp = extractor("timestamp", timestamp)
+    if stamp is None:
+        raise TypeError("a hierarchy needs a timestamp extractor: windows and intervals read raw event times")
+    names = [level.name for level in plan.levels]
+    emitted = set(plan.top if emit is None else emit)
+    unknown = emitted.difference(names)
+    if unknown:
+        raise HierarchyError(f"emit names unknown complex event types {sorted(unknown)}; defined: {names}")
+    return plan, stamp, emitted
+
+
 class HierarchyOperator:
     """A hierarchy over a pushed stream of raw events (the push API, as ``CepOperator``).
 
@@ -95,14 +117,7 @@ class HierarchyOperator:
         emit: Iterable[str] | None = None,
         on_error: str = "raise",
     ) -> None:
-        plan = hierarchy.build()
-        if on_error not in ("raise", "side_output"):
-            raise ValueError(f"on_error must be 'raise' or 'side_output', got {on_error!r}")
-        stamp = extractor("timestamp", timestamp)
-        if stamp is None:
-            raise TypeError(
-                "a hierarchy needs a timestamp extractor: windows and intervals read raw event times"
-            )
+        plan, stamp, emitted = checked_arguments(hierarchy, timestamp, emit, on_error)
         self.plan = plan
         # a constituent's (start, end); a plain function, not a method: the operators'
         # pattern fingerprints describe it, and a method would bring this whole object along
@@ -111,13 +126,6 @@ class HierarchyOperator:
         self._stamp: Callable[[Any], Any] = stamp
         self._out_of_orderness: int | None = to_millis(out_of_orderness)
         self._raise = on_error == "raise"
-        names = [level.name for level in plan.levels]
-        emitted = set(plan.top if emit is None else emit)
-        unknown = emitted.difference(names)
-        if unknown:
-            raise HierarchyError(
-                f"emit names unknown complex event types {sorted(unknown)}; defined: {names}"
-            )
         self._levels: list[_Running] = []
         by_name: dict[str, _Running] = {}
         # a level without inputs of its own reads raw events only: there is one (no cycles)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, Final
 
 from flowcep.hierarchy.definition import Hierarchy, HierarchyError, HierarchyPlan
-from flowcep.hierarchy.engine import RAW, LevelOutput
+from flowcep.hierarchy.engine import RAW, LevelOutput, checked_arguments
 from flowcep.hierarchy.event import ComplexEvent
 from flowcep.hierarchy.layouts import ONE_PASS_LAYOUT, unpack_hierarchy
 from flowcep.hierarchy.onepass_class import LevelSteps, one_pass_levels
@@ -181,24 +181,10 @@ class OnePassHierarchy:
         emit: Iterable[str] | None = None,
         on_error: str = "raise",
     ) -> None:
-        plan = hierarchy.build()
-        if on_error not in ("raise", "side_output"):
-            raise ValueError(f"on_error must be 'raise' or 'side_output', got {on_error!r}")
-        stamp = extractor("timestamp", timestamp)
-        if stamp is None:
-            raise TypeError(
-                "a hierarchy needs a timestamp extractor: windows and intervals read raw event times"
-            )
+        plan, stamp, emitted = checked_arguments(hierarchy, timestamp, emit, on_error)
         specs = one_pass_levels(plan)
         if isinstance(specs, str):
             raise HierarchyError(f"the one-pass engine does not run this hierarchy: {specs}")
-        names = [level.name for level in plan.levels]
-        emitted = set(plan.top if emit is None else emit)
-        unknown = emitted.difference(names)
-        if unknown:
-            raise HierarchyError(
-                f"emit names unknown complex event types {sorted(unknown)}; defined: {names}"
-            )
         self.plan = plan
         self._levels = [_Level(i, spec, spec.level.name in emitted) for i, spec in enumerate(specs)]
         index = {level.name: level.index for level in self._levels}
