@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from flowcep.runtime.snapshot import MAGIC, SnapshotError, loads, unpack
-
-_FINGERPRINT = 32  # bytes of the header's fingerprint, after the magic bytes and the version
-#: The bytes of a snapshot's header: the same for every snapshot of one engine and hierarchy.
-HEADER: Final = len(MAGIC) + 2 + _FINGERPRINT
+from flowcep.runtime.snapshot import HEADER, SnapshotError, loads, unpack
 
 LEVELS_LAYOUT: Final = "hierarchy-1"  # HierarchyOperator's
 ONE_PASS_LAYOUT: Final = "hierarchy-one-pass-1"  # OnePassHierarchy's

@@ -29,7 +29,9 @@ MAGIC: Final = b"FLOWCEP\x00"
 FORMAT_VERSION: Final = 4
 READ_VERSIONS: Final = (3, 4)  # the format versions ``unpack`` reads
 _PROTOCOL: Final = 5
-_HEADER: Final = len(MAGIC) + 2 + 32
+#: The bytes before the payload: the magic bytes, the format version and the fingerprint; the
+#: same for every snapshot of one format version and one pattern.
+HEADER: Final = len(MAGIC) + 2 + 32
 
 _ATOMS: Final = frozenset((int, str, bytes, bool, type(None)))
 
@@ -250,7 +252,7 @@ def unpack_versioned(data: bytes, fingerprint: bytes) -> tuple[int, Any]:
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise SnapshotError(f"a snapshot is bytes, got {type(data).__name__}")
     data = bytes(data)
-    if len(data) < _HEADER or not data.startswith(MAGIC):
+    if len(data) < HEADER or not data.startswith(MAGIC):
         raise SnapshotError("not a flowcep operator snapshot (bad magic bytes)")
     version = int.from_bytes(data[len(MAGIC) : len(MAGIC) + 2], "big")
     if version not in READ_VERSIONS:
@@ -258,7 +260,7 @@ def unpack_versioned(data: bytes, fingerprint: bytes) -> tuple[int, Any]:
             f"unsupported flowcep snapshot format version {version}; this flowcep reads versions "
             + " and ".join(map(str, READ_VERSIONS))
         )
-    found = data[len(MAGIC) + 2 : _HEADER]
+    found = data[len(MAGIC) + 2 : HEADER]
     if found != fingerprint:
         raise SnapshotError(
             "snapshot was taken with a different pattern "
@@ -266,7 +268,7 @@ def unpack_versioned(data: bytes, fingerprint: bytes) -> tuple[int, Any]:
             "operator); restore it into an operator built with the same pattern"
         )
     try:
-        return version, loads(data[_HEADER:])
+        return version, loads(data[HEADER:])
     except Exception as exc:
         raise SnapshotError(f"corrupt flowcep snapshot payload: {exc}") from exc
 

@@ -26,8 +26,9 @@ from flowcep.connectors.selecting import select_arity as select_arity  # (its im
 from flowcep.hierarchy import Hierarchy, HierarchyPlan
 from flowcep.hierarchy.engines import chosen_engine, hierarchy_operator
 from flowcep.hierarchy.event import ComplexEvent, plain_match
-from flowcep.hierarchy.layouts import HEADER, snapshot_engine
+from flowcep.hierarchy.layouts import snapshot_engine
 from flowcep.runtime.gctuning import tuned_gc
+from flowcep.runtime.snapshot import HEADER
 from flowcep.runtime.timestamps import LONG_MIN
 
 from .values import dumps, event_class, item_reader, result_class
