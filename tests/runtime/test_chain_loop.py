@@ -22,8 +22,7 @@ from runtime.test_fused_step import BAD, BAD_PRICE, _key, _timestamp
 
 
 class LoopOperator(CepOperator):
-    """``CepOperator`` with a chain pattern's loop (also on PyPy, where ``CepOperator`` keeps the
-    fused step)."""
+    """``CepOperator`` with a chain pattern's loop, whatever its default."""
 
     __slots__ = ()
     CHAIN_LOOP = True

@@ -33,9 +33,10 @@ The loop for ``begin("a").followed_by("b").followed_by("c").within(10)`` reads (
         if deadline <= watermark: <time out at the watermark>
         <the next element, read as _elements reads it; out if it does not fit>
 
-``CepOperator`` uses it where the generated step would run (CPython) for a key whose state has
-that shape (``ChainLoop.enter``); anything else keeps ``_fire_head_alone``. Property tests hold
-the outputs and snapshots to ``ReferenceOperator`` and to the operator without it.
+``CepOperator`` uses it for the fused step of ordered input fed as a batch (``_elements`` with
+an iterator), for a key whose state has that shape (``ChainLoop.enter``); anything else keeps
+``_fire_head_alone``. Property tests hold the outputs and snapshots to ``ReferenceOperator`` and
+to the operator without it.
 """
 
 from __future__ import annotations

@@ -106,8 +106,8 @@ class CepOperator:
     # the calls of _fire_keys faster (docs/runtime.md §8)
     LONE_HEADS: ClassVar[bool] = sys.implementation.name == "cpython"
     # a chain pattern's ordered input runs in its own loop with runs grouped by step
-    # (flowcep.runtime.chainloop), on CPython only, as the generated step it stands in for
-    CHAIN_LOOP: ClassVar[bool] = sys.implementation.name == "cpython"
+    # (flowcep.runtime.chainloop); on PyPy too, whose JIT runs it faster than the fused step
+    CHAIN_LOOP: ClassVar[bool] = True
 
     # slots: every attribute read is specialised, however many there are (an instance dict's
     # shared keys stop at 30 in CPython 3.11, and past them attribute reads slow down)
