@@ -19,6 +19,7 @@ from flowcep.runtime.chainloop import ChainLoop, chain_of
 from flowcep.runtime.reference import ReferenceOperator
 from runtime.test_fast_paths import _same
 from runtime.test_fused_step import BAD, BAD_PRICE, _key, _timestamp
+from runtime.test_generated_step import _abc
 
 
 class LoopOperator(CepOperator):
@@ -176,23 +177,11 @@ def test_chains_give_the_outputs_state_and_snapshots_of_the_reference(
     assert flushed[1] == flushed[2]
 
 
-def _abc() -> Pattern:
-    return (
-        Pattern.begin("a")
-        .where(named("a"))
-        .followed_by("b")
-        .where(named("b"))
-        .followed_by("c")
-        .where(named("c"))
-        .within(5)
-    )
-
-
 def test_a_chain_of_one_key_runs_in_the_loop_and_reports_its_matches_and_timeouts(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # a -> b -> c within 5 ms: a1 b2 a3 c4 matches (a1 b2 c4); a3 waits for b until it times
-    # out at 8; a7 b9 still waits for c at the end
+    # a -> b -> c within 10 ms: a1 b2 a3 c4 matches (a1 b2 c4); a3 and a7 both take b9; x14
+    # moves the watermark to 13, where a3's run times out; a7's times out at the end (17)
     calls: list[int] = []
     loop = ChainLoop.loop
 
@@ -202,15 +191,15 @@ def test_a_chain_of_one_key_runs_in_the_loop_and_reports_its_matches_and_timeout
 
     monkeypatch.setattr(ChainLoop, "loop", counted)
     op = LoopOperator(_abc(), timestamp=lambda e: e.ts)
-    a1, b2, a3, c4, x5, x6, a7, x8, b9, x10 = events("a1 b2 a3 c4 x5 x6 a7 x8 b9 x10")
-    outputs = op.process_elements([a1, b2, a3, c4, x5, x6, a7, x8, b9, x10])
+    a1, b2, a3, c4, x5, x6, a7, x8, b9, x14 = events("a1 b2 a3 c4 x5 x6 a7 x8 b9 x14")
+    outputs = op.process_elements([a1, b2, a3, c4, x5, x6, a7, x8, b9, x14])
     assert calls == [1]  # the second element took the loop, which went on to the end
     assert [(o.kind, o.value, o.timestamp) for o in outputs] == [
         ("match", {"a": [a1], "b": [b2], "c": [c4]}, 4),
-        ("timeout", {"a": [a3]}, 8),
+        ("timeout", {"a": [a3], "b": [b9]}, 13),
     ]
     assert [(o.kind, o.value, o.timestamp) for o in op.flush()] == [
-        ("timeout", {"a": [a7], "b": [b9]}, 12),
+        ("timeout", {"a": [a7], "b": [b9]}, 17),
     ]
 
 
