@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from flowcep import AfterMatchSkipStrategy, Pattern, WithinType
 from flowcep.runtime import CepOperator, Output
-from flowcep.runtime.chainloop import ChainLoop, chain_of
+from flowcep.runtime.chainloop import KEPT_TIMERS, ChainLoop, chain_of
 from flowcep.runtime.reference import ReferenceOperator
 from runtime.test_fast_paths import _same
 from runtime.test_fused_step import BAD, BAD_PRICE, _key, _timestamp
@@ -320,3 +320,26 @@ def test_a_traceback_through_the_loop_shows_its_lines():
     frames = traceback.extract_tb(info.tb)
     [loop] = [f for f in frames if f.filename.startswith("<flowcep generated loop")]
     assert loop.line == "x1 = F1(h)"
+
+
+def test_a_long_call_keeps_few_window_timers():
+    # one call of 4,000 elements, a new a -> b run every other ms: each registers a window timer;
+    # the loop drops those the watermark passed once it holds more than KEPT_TIMERS
+    seen: list[int] = []
+    watched: list[CepOperator] = []
+
+    def is_a(e: Event) -> bool:
+        if watched:
+            seen.append(len(watched[0]._keys[None].timers))  # noqa: SLF001  (as the loop keeps them)
+        return e.name == "a"
+
+    pattern = Pattern.begin("a").where(is_a).followed_by("b").where(named("b")).within(10)
+    op = LoopOperator(pattern, timestamp=lambda e: e.ts)
+    reference = LoopOperator(pattern, timestamp=lambda e: e.ts)
+    reference._chain = None  # noqa: SLF001
+    stream = [Event(name="ab"[i % 2], ts=i, id=i) for i in range(1, 4001)]
+    expected = reference.process_elements(stream)
+    watched.append(op)
+    assert op.process_elements(stream) == expected
+    assert 0 < max(seen) <= KEPT_TIMERS + 1
+    assert op.snapshot() == reference.snapshot()

@@ -61,6 +61,9 @@ from flowcep.sharedbuffer.sharedbuffer import STALE_COUNTERS
 Loop = Callable[..., Any]
 
 NEVER = LONG_MAX  # the deadline of a key without runs
+# window timers the loop lets a key collect before it drops those the watermark passed (it drops
+# them when it leaves): a loop over a long iterator keeps its memory flat
+KEPT_TIMERS = 256
 
 
 class Chain:
@@ -315,6 +318,8 @@ class _Writer:
                 "        at = bisect_left(timers, due)",
                 "        if timers[at] != due:",
                 "            timers.insert(at, due)",
+                "    if len(timers) > KEPT_TIMERS:  # those fired go, now and then, and at the end",
+                "        del timers[: count_through(timers, watermark)]",
             ]
         if self.window:
             start += ["if deadline == NEVER:", "    deadline = ht + W"]
@@ -430,6 +435,7 @@ class ChainLoop:
         )
         names: dict[str, Any] = {
             "STALE": STALE_COUNTERS,
+            "KEPT_TIMERS": KEPT_TIMERS,
             "NEVER": NEVER,
             "HIGH": LONG_MAX,
             "W": nfa.window_time,
