@@ -150,7 +150,38 @@ def test_chains_give_the_outputs_state_and_snapshots_of_the_reference(
     ooo: int,
     keys: int,
 ) -> None:
-    ops = _operators(steps, window, timeouts, ooo, keys)
+    _check(_operators(steps, window, timeouts, ooo, keys), stream)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.tuples(st.sampled_from("abcx"), st.sampled_from("abcx"), st.sampled_from("abcx")),
+    st.sampled_from([None, 1, 3, 6, 10]),
+    st.booleans(),
+    ordered_streams,
+    st.sampled_from([0, 0, 0, 1]),
+    st.sampled_from([1, 1, 2]),
+)
+def test_fan_outs_give_the_outputs_state_and_snapshots_of_the_reference(
+    names: tuple[str, str, str],
+    window: int | None,
+    timeouts: bool,
+    stream: list[tuple[str, int, str | None, int, int, bool]],
+    ooo: int,
+    keys: int,
+) -> None:
+    # begin(a).followed_by_any(b).followed_by_any(c): runs that branch (the fan-out shape)
+    steps = [
+        (names[0], "", 1, False),
+        (names[1], "followed_by_any", 1, False),
+        (names[2], "followed_by_any", 1, False),
+    ]
+    _check(_operators(steps, window, timeouts, ooo, keys), stream)
+
+
+def _check(ops: list[CepOperator], stream: list[tuple[str, int, str | None, int, int, bool]]) -> None:
+    """Feed ``stream`` to ``ops`` in its batches, comparing after each (and after restoring
+    snapshots where it says so), then flush them."""
     assert isinstance(ops[0]._chain, ChainLoop)  # noqa: SLF001  (every such pattern is a chain)
     t = 0
     batch: list[Event] = []
@@ -254,7 +285,7 @@ def test_a_condition_that_raises_in_the_loop_makes_a_bad_record_and_leaves_the_r
     [
         (
             Pattern.begin("a").where(named("a")).followed_by_any("b").where(named("b")),
-            "other edges",
+            "followed_by_any other than",
         ),
         (
             Pattern.begin("a").where(named("a")).not_followed_by("b").where(named("b")).followed_by("c"),
