@@ -35,7 +35,12 @@ from flowcep.nfa.guards import GuardContext, guards_only
 from flowcep.nfa.heap import JavaPriorityQueue
 from flowcep.nfa.plans import NO_EVENTS, Plan, compile_plan, self_state
 from flowcep.nfa.state import State
-from flowcep.nfa.tables import decision_table, reaches_iterative, table_starts_nothing
+from flowcep.nfa.tables import (
+    decision_table,
+    generated_starts_nothing,
+    reaches_iterative,
+    table_starts_nothing,
+)
 from flowcep.pattern.aftermatch import SkipPastLastStrategy
 from flowcep.pattern.exceptions import ConditionError, FlinkRuntimeException
 from flowcep.sharedbuffer.dewey import increase
@@ -122,9 +127,11 @@ class NFA:
         # (with many keys most events meet a key without runs, so this call is on the hot path)
         self.starts_nothing: Callable[[Any], bool] = self._starts_nothing
         if self._simple_start and len(self._start_tables) == 1:
-            [(_, start_table)] = self._start_tables
+            [(start_name, start_table)] = self._start_tables
             if start_table is not None:
-                self.starts_nothing = table_starts_nothing(start_table)
+                self.starts_nothing = generated_starts_nothing(
+                    self.states, self.states[start_name]
+                ) or table_starts_nothing(start_table)
         # only the pattern's window times runs out (advance_time's shortcut: _window_timeouts)
         self._window_only = not self.window_times and window_time > 0
         if self._window_only:

@@ -29,6 +29,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import Any, ClassVar
 
 from flowcep.nfa import NFA, NFACompiler
+from flowcep.nfa.computation_state import NO_START
 from flowcep.nfa.stepgen import LazyStep, refusal
 from flowcep.pattern import ConditionError, Pattern, to_millis
 from flowcep.runtime.context import RuntimeContext, close_operator, open_operator
@@ -1227,6 +1228,7 @@ class CepOperator:
             return
         step = self._step
         next_deadline = self.nfa.next_deadline
+        advance_time = self.nfa.advance_time
         window_time = self._window_timer  # 0: no window timers
         sched = self._sched
         keys = self._keys
@@ -1290,7 +1292,22 @@ class CepOperator:
                     deadline = ks.deadline
                     if deadline is UNKNOWN:
                         deadline = ks.deadline = next_deadline(state)
-                    if (deadline is not None and deadline <= watermark) or state.completed_matches.queue:
+                    if deadline is not None and deadline <= watermark:
+                        # _advance written out, past its test (at the end of input every key
+                        # with partial matches times them out here)
+                        ks.deadline = UNKNOWN
+                        matches, timed_out = advance_time(ks.buffer, state, watermark)
+                        if matches:
+                            self.matches += len(matches)
+                            key = ks.key
+                            for match in matches:
+                                out.append(make_output(MATCH, key, match, watermark))
+                        if timed_out:
+                            self.timeouts += len(timed_out)
+                            key = ks.key
+                            for partial, at in timed_out:
+                                out.append(make_output(TIMEOUT, key, partial, at))
+                    elif state.completed_matches.queue:
                         self._advance(ks, watermark, out)
                 except BaseException:
                     state.new_start_partial_match = False
@@ -1298,8 +1315,11 @@ class CepOperator:
                         del timers[: count_through(timers, watermark)]
                     self._settle(ks)
                     raise
-                # _settle written out: the key buffers nothing now
-                if state.is_empty():  # its state goes, its window timers stay
+                # _settle written out: the key buffers nothing now; its state goes when it holds
+                # only start runs (NFAState.is_empty: they sort last) and nothing held back
+                runs = state.queue
+                if (not runs or runs[0].order is NO_START) and not state.completed_matches.queue:
+                    # its window timers stay
                     key = ks.key
                     if keys.get(key) is ks:
                         del keys[key]
