@@ -661,29 +661,30 @@ class NFA:
         timed_out: list[tuple[Match, int]] = []
         previous = runs[0].order
         timed = 0
-        it = iter(runs)
-        for run in it:
+        timing = True  # still in the prefix that times out
+        for run in runs:
             order = run.order
             if order < previous:
-                return None
+                return None  # (then a run after one that stays may time out)
             previous = order
-            if order[0] > limit:
-                break
-            if not run.slot.expires:
-                return None
-            timed += 1
-            if report:
-                timed_out.append((own_match(buffer, run), order[0] + window_time))
-        for run in it:  # the runs that stay, in start order too (else one may time out)
-            order = run.order
-            if order < previous:
-                return None
-            previous = order
+            if timing:
+                if order[0] <= limit:
+                    if not run.slot.expires:
+                        return None
+                    timed += 1
+                    continue
+                timing = False
         if timed:
-            if buffer.keeps_paths:
-                for run in runs[:timed]:
-                    buffer.release_node(run.previous_entry, run.version)
+            # the partial matches are built after the walk, not in it: PyPy runs the walk slower
+            # with the calls inside (docs/runtime.md §8)
+            expired = runs[:timed]
             del runs[:timed]
+            if report:
+                for run in expired:
+                    timed_out.append((own_match(buffer, run), run.order[0] + window_time))
+            if buffer.keeps_paths:
+                for run in expired:
+                    buffer.release_node(run.previous_entry, run.version)
         return timed_out
 
     def _time_out(
