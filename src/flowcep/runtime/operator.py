@@ -1248,7 +1248,8 @@ class CepOperator:
                     continue
                 timers = ks.timers
                 if timers and timers[0] <= watermark:
-                    del timers[: count_through(timers, watermark)]
+                    # (all of them at the end of input)
+                    del timers[: len(timers) if timers[-1] <= watermark else count_through(timers, watermark)]
                 try:
                     # _fire_key's head, one element, and _feed_event (their comments say why each
                     # test is written out)
@@ -1273,16 +1274,16 @@ class CepOperator:
                         # (a start run took the element: the step changed the runs)
                         if window_time and state.new_start_partial_match:
                             at = t + window_time
-                            if not timers or at > timers[-1]:
-                                timers.append(at)
-                            else:
-                                i = bisect_left(timers, at)
-                                if timers[i] != at:
-                                    timers.insert(i, at)
                             # a timer at or before the watermark fires at once in Flink, only to
-                            # advance time to the watermark again, which changes nothing
-                            if at <= watermark:
-                                del timers[: count_through(timers, watermark)]
+                            # advance time to the watermark again, which changes nothing: it is
+                            # not kept (as the key's were not, above)
+                            if at > watermark:
+                                if not timers or at > timers[-1]:
+                                    timers.append(at)
+                                else:
+                                    i = bisect_left(timers, at)
+                                    if timers[i] != at:
+                                        timers.insert(i, at)
                         state.new_start_partial_match = False
                     if matches:
                         self.matches += len(matches)
