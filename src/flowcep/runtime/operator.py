@@ -757,6 +757,29 @@ class CepOperator:
         else:
             self._schedule(ks)
 
+    def _forget_counters(self, ks: KeyState, watermark: int) -> None:
+        """After the key fired at ``watermark``: its own buffer (one that keeps paths) forgets the
+        arrival counters of the timestamps it is done with, those before the watermark or, when
+        the firing raised, before its first element still to be processed. An element of that
+        time is numbered on from the elements of its time already stored: a counter forgotten
+        too early gives it the id of a stored event, which it then overwrites."""
+        if self._pathless is None:
+            ks.buffer.advance_time(watermark if ks.head is EMPTY or ks.head_ts > watermark else ks.head_ts)
+
+    def _stopped_firing(self, ks: KeyState, due: int | None, watermark: int) -> None:
+        """The key's firing at ``watermark``, which it was due for at ``due``, stopped (an
+        exception other than a condition's): the key keeps a timer at ``due`` in place of its
+        timers through the watermark, so that it stays due and the next call's firing
+        (``_resume_firing``) finishes it: the elements left of the key, then its time advanced to
+        the watermark (timeouts, matches held back), in its place among the keys. In Flink the
+        job fails and restarts from a checkpoint, where that timer is still registered. (A key
+        fired unscheduled, by ``process_key_elements``, stays due at the watermark.)"""
+        if due is None or due > watermark:
+            due = watermark
+        timers = ks.timers
+        del timers[: count_through(timers, watermark)]
+        timers.insert(0, due)
+
     def _resume_firing(self, out: list[Output]) -> None:
         self._resume = False
         if self.processing_time:
@@ -1147,6 +1170,7 @@ class CepOperator:
                 if not taken:
                     insert(ks, event, ts)  # buffered behind the head, as the general path has it
                 state.new_start_partial_match = False
+                self._stopped_firing(ks, t, watermark)  # (parked: it was due at its head)
                 self._resume = True
                 raise
             finally:
@@ -1244,9 +1268,7 @@ class CepOperator:
                     self._fire_key(ks, watermark, out)
                     done += 1
                     continue
-                timers = ks.timers
-                if timers and timers[0] <= watermark:
-                    del timers[: count_through(timers, watermark)]
+                timers = ks.timers  # (those through the watermark stay until the key is done)
                 try:
                     # _fire_key's head, one element, and _feed_event (their comments say why each
                     # test is written out)
@@ -1294,10 +1316,12 @@ class CepOperator:
                         self._advance(ks, watermark, out)
                 except BaseException:
                     state.new_start_partial_match = False
-                    if timers and timers[0] <= watermark:
-                        del timers[: count_through(timers, watermark)]
+                    # due at its head or its first timer, if earlier (the head may be consumed)
+                    self._stopped_firing(ks, timers[0] if timers and timers[0] < t else t, watermark)
                     self._settle(ks)
                     raise
+                if timers and timers[0] <= watermark:
+                    del timers[: count_through(timers, watermark)]
                 # _settle written out: the key buffers nothing now
                 if state.is_empty():  # its state goes, its window timers stay
                     key = ks.key
@@ -1330,11 +1354,13 @@ class CepOperator:
         watermark."""
         state = ks.state
         timers = ks.timers
-        if timers and timers[0] <= watermark:
-            del timers[: count_through(timers, watermark)]
         if state is None:
+            if timers and timers[0] <= watermark:
+                del timers[: count_through(timers, watermark)]
             self._fire_idle_key(ks)
             return
+        # the key's timers through the watermark stay until its firing is done (a firing that
+        # stops keeps the key due: _stopped_firing)
         head = ks.head
         head_taken = False  # the head's elements were all processed (or consumed, see _feed)
         n = done = 0  # later timestamps due, processed
@@ -1374,9 +1400,16 @@ class CepOperator:
                 deadline = ks.deadline = self.nfa.next_deadline(state)
             if (deadline is not None and deadline <= watermark) or state.completed_matches.queue:
                 self._advance(ks, watermark, out)
+            # the timers through the watermark fired; those registered during this firing at or
+            # before the watermark fire at once in Flink, only to advance time to the watermark
+            # again, which changes nothing
+            if timers and timers[0] <= watermark:
+                del timers[: count_through(timers, watermark)]
         except BaseException:
             if done < n and pending and consumed(pending[done]):
                 done += 1
+            # the time it was due at: its head and first timer are still those it fired with
+            self._stopped_firing(ks, ks.first_due(False), watermark)
             raise
         finally:
             if head_taken:
@@ -1396,13 +1429,12 @@ class CepOperator:
                         del times[:done]
                         del pending[:done]
             if self._pathless is None:
-                # (the buffer all keys share forgets its counters once per firing: _fire)
-                ks.buffer.advance_time(watermark)
+                # _forget_counters written out (the buffer all keys share forgets its counters
+                # once per firing: _fire)
+                ks.buffer.advance_time(
+                    watermark if ks.head is EMPTY or ks.head_ts > watermark else ks.head_ts
+                )
             state.new_start_partial_match = False
-            # timers registered during this firing at or before the watermark fire at once in
-            # Flink, only to advance time to the watermark again, which changes nothing
-            if timers and timers[0] <= watermark:
-                del timers[: count_through(timers, watermark)]
             # _settle written out (two calls per firing less, which pays on the hot path:
             # docs/runtime.md §8; no return here: it would swallow an exception): the key's next
             # due time is its first buffered timestamp or its first window timer
