@@ -780,6 +780,16 @@ class CepOperator:
         del timers[: count_through(timers, watermark)]
         timers.insert(0, due)
 
+    def _stopped_element(self, watermark: int) -> None:
+        """An element stopped the stream as ``_elements`` took it, before it was buffered: it is
+        dropped, as a stop drops the element it stops on in a firing, but the watermark it
+        generates stands, as it would have once the element was buffered, and the next call
+        fires it (``_resume_firing``): the element's time counts as in Flink, whose watermark
+        generator sees it before the operator does."""
+        if watermark > self._watermark:
+            self._watermark = watermark
+            self._resume = True
+
     def _resume_firing(self, out: list[Output]) -> None:
         self._resume = False
         if self.processing_time:
@@ -949,10 +959,20 @@ class CepOperator:
                         # under the watermark this element generates) to start one that this element
                         # could advance (with a comparator, not even one of the same time). Flink would
                         # buffer it, fire its timer and process it without effect.
-                        if ks is None and not (
-                            starts_nothing is not None and ts <= watermark + 1 and starts_nothing(event)
-                        ):
-                            ks = self._new_key(key)
+                        if ks is None:
+                            try:
+                                inert = (
+                                    starts_nothing is not None
+                                    and ts <= watermark + 1
+                                    and starts_nothing(event)
+                                )
+                            except BaseException:
+                                # a stop (a condition's other exceptions make False): the element
+                                # is dropped, as in a firing, where it would stop otherwise
+                                self._stopped_element(watermark)
+                                raise
+                            if not inert:
+                                ks = self._new_key(key)
                         if ks is not None:
                             if not fast:
                                 self._buffer(ks, event, ts)
