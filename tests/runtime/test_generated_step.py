@@ -32,6 +32,7 @@ class GeneratedOperator(CepOperator):
 
     __slots__ = ()
     GENERATED_STEP = True
+    CHAIN_LOOP = False  # the generated step itself, not a chain pattern's loop (test_chain_loop)
 
 
 class InterpretedOperator(CepOperator):
@@ -39,6 +40,7 @@ class InterpretedOperator(CepOperator):
 
     __slots__ = ()
     GENERATED_STEP = False
+    CHAIN_LOOP = False
 
 
 def _operators(pattern: Pattern, out_of_orderness: int, keys: int) -> list[CepOperator]:

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 from flowcep.nfa import NFA, NFACompiler
 from flowcep.nfa.stepgen import LazyStep, refusal
 from flowcep.pattern import ConditionError, Pattern, to_millis
+from flowcep.runtime.chainloop import ChainLoop, chain_loop
 from flowcep.runtime.context import RuntimeContext, close_operator, open_operator
 from flowcep.runtime.functions import extractor
 from flowcep.runtime.keystate import (
@@ -104,6 +105,9 @@ class CepOperator:
     # many keys due at once fire in one loop (_fire_lone_heads) on CPython only: PyPy's JIT runs
     # the calls of _fire_keys faster (docs/runtime.md §8)
     LONE_HEADS: ClassVar[bool] = sys.implementation.name == "cpython"
+    # a chain pattern's ordered input runs in its own loop with runs grouped by step
+    # (flowcep.runtime.chainloop); on PyPy too, whose JIT runs it faster than the fused step
+    CHAIN_LOOP: ClassVar[bool] = True
 
     # slots: every attribute read is specialised, however many there are (an instance dict's
     # shared keys stop at 30 in CPython 3.11, and past them attribute reads slow down)
@@ -140,6 +144,7 @@ class CepOperator:
         "_idle",
         "_limiter",
         "_step",
+        "_chain",
         "_current",
         "_current_key",
     )
@@ -204,6 +209,12 @@ class CepOperator:
         )
         self._reset()
         self._step = self._choose_step()
+        # (the same rule as the generated step's: the fused step leaves a limit to the general path)
+        self._chain: ChainLoop | None = (
+            chain_loop(self.nfa, self._window_timer)
+            if self._fast and self.CHAIN_LOOP and self.options.partial_match_limit is None
+            else None
+        )
 
     def _choose_step(self) -> Callable[..., list[Any]]:
         """``NFA.process``, or the pattern's generated step where the fast paths are on, keys keep
@@ -894,6 +905,10 @@ class CepOperator:
         # fit (_fire_head_alone), and hands back the first that does not
         it = iter(events)
         rest = it if timestamp is None and extractor is not None and ooo is not None else None
+        # a chain pattern's loop takes over where it can go on with the iterator
+        fire_alone = (
+            self._fire_chain if self._chain is not None and rest is not None else self._fire_head_alone
+        )
         try:
             for event in it:
                 self.events_in += 1
@@ -993,7 +1008,7 @@ class CepOperator:
                                 if fuse and not times and current < watermark and watermark >= ks.head_ts:
                                     if ks is parked:
                                         if not dues or dues[0] > watermark:
-                                            left = self._fire_head_alone(ks, event, ts, watermark, out, rest)
+                                            left = fire_alone(ks, event, ts, watermark, out, rest)
                                             if left is None:
                                                 break
                                             event, ts, key, ks = left
@@ -1002,7 +1017,7 @@ class CepOperator:
                                         parked = None
                                     elif self._park(ks, watermark):
                                         parked = ks
-                                        left = self._fire_head_alone(ks, event, ts, watermark, out, rest)
+                                        left = fire_alone(ks, event, ts, watermark, out, rest)
                                         if left is None:
                                             break
                                         event, ts, key, ks = left
@@ -1239,6 +1254,20 @@ class CepOperator:
                 break
             else:
                 return None
+
+    def _fire_chain(
+        self, ks: KeyState, event: Any, ts: int, watermark: int, out: list[Output], rest: Iterator[Any] | None
+    ) -> tuple[Any, int, Any, KeyState | None] | None:
+        """``_fire_head_alone`` for a chain pattern (``flowcep.runtime.chainloop``): its loop,
+        where the key's state has the chain's shape, else ``_fire_head_alone`` itself."""
+        chain: ChainLoop = self._chain  # type: ignore[assignment]  # (set: the caller checked)
+        entered = chain.enter(ks, self._pathless)
+        if entered is None:
+            return self._fire_head_alone(ks, event, ts, watermark, out, rest)
+        left: tuple[Any, int, Any, KeyState | None] | None = chain.loop()(
+            self, ks, event, ts, watermark, out, rest, *entered
+        )
+        return left
 
     def _fire_keys(self, due: list[KeyState], watermark: int, out: list[Output]) -> None:
         """Fire the keys ``due`` (off the schedule) in order; if one raises, schedule the rest
