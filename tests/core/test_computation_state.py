@@ -4,7 +4,8 @@ timestamp, start event id and previous timestamp from them."""
 import pickle
 
 from flowcep import Pattern
-from flowcep.nfa.computation_state import ComputationState
+from flowcep.nfa import NFACompiler
+from flowcep.nfa.computation_state import ComputationState, NFAState
 
 from .helpers import named, run_full
 
@@ -68,3 +69,21 @@ def test_a_pickled_run_holds_flinks_six_fields_and_comes_back_equal():
 
 def test_a_run_has_five_fields_so_that_pypy_keeps_it_in_one_object():
     assert len(ComputationState.__slots__) <= 5
+
+
+def test_a_new_keys_state_made_in_one_go_is_the_one_made_run_by_run():
+    # NFA.create_initial_state's one start run: NFAState.of_start_run, without the calls of
+    # ComputationState.start and of_start_runs, and with every field they set
+    nfa = NFACompiler.compile(a_b_c())
+    slot = nfa._slots["a"]  # noqa: SLF001  (the decision slot the NFA gives start runs)
+    made = NFAState.of_start_run(slot)
+    run = ComputationState.start("a")
+    run.slot = slot
+    expected = NFAState.of_start_runs([run], unbound=False)
+    fields = ("queue", "completed_matches", "new_start_partial_match", "runs_changed", "unbound")
+    assert [getattr(made, f) for f in fields] == [getattr(expected, f) for f in fields]
+    [start] = made.queue
+    assert [getattr(start, f) for f in ComputationState.__slots__] == [
+        getattr(run, f) for f in ComputationState.__slots__
+    ]
+    assert nfa.create_initial_state().queue == made.queue

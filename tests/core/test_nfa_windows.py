@@ -106,6 +106,14 @@ def test_runs_out_of_start_order_all_time_out_in_the_order_of_the_run_queue():
     assert [(id_dict(m), ts) for m, ts in r.timed_out] == [({"a": [1]}, 6), ({"a": [3]}, 14), ({"a": [4]}, 8)]
 
 
+def test_a_run_out_of_start_order_behind_one_that_stays_times_out_all_the_same():
+    # the queue is [a1, a3, a4, start] (heap order, as above): at 9 (window 5) a1 and a4 time
+    # out, a3 stays although it comes before a4; what stays keeps Java's heap order
+    r = run_full(a_then_b(5), "a3@9 a1@1 a4@3", final_ts=9)
+    assert [(id_dict(m), ts) for m, ts in r.timed_out] == [({"a": [1]}, 6), ({"a": [4]}, 8)]
+    assert [run.start_timestamp for run in r.state.queue] == [9, -1]
+
+
 def test_runs_given_out_of_start_order_all_time_out_in_the_order_of_the_run_queue():
     # NFAState adds runs as Java's queue does: the start run, a3's run and a1's run, in this
     # order, make the heap [a1, start, a3], whose start run is not last

@@ -1,12 +1,19 @@
 """``NFA.starts_nothing``: the pre-filter for keys without runs (seed 000), and its shortcut for
-one start state whose decision is a table."""
+one start state whose decision is a table (generated in one function, held to the search)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from flowcep import Pattern
-from flowcep.nfa import NFACompiler
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from flowcep import ConditionError, Pattern
+from flowcep.nfa import NFA, NFACompiler
+from flowcep.nfa.context import EventHandle
+
+from .helpers import Event
+from .test_properties import LETTERS, SETTINGS, compile_or_reject, pattern_specs
 
 
 def is_(name: str) -> Any:
@@ -43,3 +50,25 @@ def test_an_iterative_first_condition_never_filters() -> None:
     pattern = Pattern.begin("a").where(lambda e, ctx: e == "a").followed_by("b").where(is_("b"))
     nfa = NFACompiler.compile(pattern)
     assert [nfa.starts_nothing(e) for e in ("a", "x")] == [False, False]
+
+
+def _searched(nfa: NFA, event: Any) -> bool:
+    """What the NFA's search says of ``event`` for its one start state: no edge holds (an event
+    for which a condition raises is not judged: False)."""
+    [name] = nfa._start_names  # noqa: SLF001
+    try:
+        decision = nfa._decide(None, None, EventHandle(event, 0), nfa.states[name], None)  # type: ignore[arg-type]  # noqa: SLF001
+    except ConditionError:
+        return False
+    return not decision.edges
+
+
+@settings(SETTINGS, max_examples=200)
+@given(pattern_specs(), st.lists(st.sampled_from([*LETTERS, "x"]), min_size=1, max_size=4))
+def test_the_generated_pre_filter_judges_every_event_as_the_search_does(spec: Any, names: list[str]) -> None:
+    _, nfa = compile_or_reject(spec)
+    # (generated for one start state whose decision is simple: generated_starts_nothing)
+    assume(nfa.starts_nothing.__code__.co_filename.startswith("<flowcep generated starts_nothing"))
+    for name in names:
+        event = Event(name=name)
+        assert nfa.starts_nothing(event) is _searched(nfa, event)

@@ -205,3 +205,19 @@ def test_a_run_that_times_out_at_the_watermark_of_the_firing_times_out_in_it() -
     outputs = [op.process_watermark(3) for op in ops]
     _same(*outputs, ops)
     assert [(o.kind, o.key, o.timestamp) for o in outputs[0]] == [("timeout", 0, 3)]
+
+
+def test_a_match_that_the_watermark_completes_comes_out_of_the_loop() -> None:
+    # keys 0 and 1 take a at 1, then x at 3, one element each; the watermark of 10 fires both
+    # keys at once, and each a, not followed by c within 5, completes after x (at 6): the loop
+    # times the key out at the watermark and emits the match then
+    pattern = Pattern.begin("a").where(named("a")).not_followed_by("n").where(named("c")).within(5)
+    ops = _operators(pattern, None)
+    a1 = [Event("a", ts=1, id=k, volume=float(k)) for k in range(2)]
+    _feed(ops, a1)
+    _same(*[op.process_watermark(1) for op in ops], ops)
+    _feed(ops, [Event("x", ts=3, id=10 + k, volume=float(k)) for k in range(2)])
+    outputs = [op.process_watermark(10) for op in ops]
+    _same(*outputs, ops)
+    assert outputs[0] == [Output("match", 0, {"a": [a1[0]]}, 10), Output("match", 1, {"a": [a1[1]]}, 10)]
+    assert ops[0].flush() == []

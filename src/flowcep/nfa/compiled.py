@@ -122,9 +122,11 @@ class DecisionSlot:
     the call that made it (the call's ``epoch``). ``guarded``: a per-run state whose iterative
     conditions are all run guards (``flowcep.nfa.guards``), whose decision is shared when no
     guard read the run. ``run_table``: the table of a per-run state that is not guarded, which
-    ``process`` calls for each run first of all (None otherwise)."""
+    ``process`` calls for each run first of all (None otherwise). ``expires``: a run in the state
+    times out when its window ends (not a start state, whose runs stay, nor a pending one, whose
+    runs complete then)."""
 
-    __slots__ = ("state", "table", "per_run", "epoch", "decision", "guarded", "run_table")
+    __slots__ = ("state", "table", "per_run", "epoch", "decision", "guarded", "run_table", "expires")
 
     def __init__(self, state: CompiledState, table: Any, per_run: bool) -> None:
         self.state = state
@@ -134,3 +136,4 @@ class DecisionSlot:
         self.decision: Decision | None = None
         self.guarded = False
         self.run_table: Any = None
+        self.expires = not state.is_start and not state.is_pending

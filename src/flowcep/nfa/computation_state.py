@@ -10,6 +10,8 @@ from flowcep.sharedbuffer.dewey import DeweyNumber
 # Runs without a start event (the start run) sort last, like Flink's Long.MAX_VALUE (written
 # ~-(2**63): on PyPy 2**63 - 1 is a big-int object, slower to compare; see runtime.LONG_MAX).
 NO_START = (~-(2**63), 2**31 - 1)
+START_VERSION: DeweyNumber = (1,)  # a key's first start run's (versions are tuples, never changed)
+_new = object.__new__
 
 
 class ComputationState:
@@ -47,7 +49,7 @@ class ComputationState:
         self.match: Any = None
 
     @classmethod
-    def start(cls, state: str, version: DeweyNumber = (1,)) -> ComputationState:
+    def start(cls, state: str, version: DeweyNumber = START_VERSION) -> ComputationState:
         return cls(state, None, version, None)
 
     @property
@@ -143,6 +145,25 @@ class NFAState(JavaPriorityQueue):
         state = cls()
         state.queue = runs
         state.unbound = unbound
+        return state
+
+    @classmethod
+    def of_start_run(cls, slot: Any) -> NFAState:
+        """The state of a new key whose one start run (its version ``(1,)``) is in ``slot``'s
+        state, a decision slot: ``of_start_runs`` of ``ComputationState.start``, made without
+        their calls (with many keys, a new key's state is made for about one element in six)."""
+        run = _new(ComputationState)
+        run.slot = slot
+        run.previous_entry = None
+        run.version = START_VERSION
+        run.order = NO_START
+        run.match = None
+        state = _new(cls)
+        state.queue = [run]
+        state.unbound = False
+        state.completed_matches = NO_COMPLETED_MATCHES
+        state.new_start_partial_match = False
+        state.runs_changed = False
         return state
 
     @property

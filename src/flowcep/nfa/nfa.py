@@ -35,7 +35,12 @@ from flowcep.nfa.guards import GuardContext, guards_only
 from flowcep.nfa.heap import JavaPriorityQueue
 from flowcep.nfa.plans import NO_EVENTS, Plan, compile_plan, self_state
 from flowcep.nfa.state import State
-from flowcep.nfa.tables import decision_table, reaches_iterative, table_starts_nothing
+from flowcep.nfa.tables import (
+    decision_table,
+    generated_starts_nothing,
+    reaches_iterative,
+    table_starts_nothing,
+)
 from flowcep.pattern.aftermatch import SkipPastLastStrategy
 from flowcep.pattern.exceptions import ConditionError, FlinkRuntimeException
 from flowcep.sharedbuffer.dewey import increase
@@ -86,7 +91,8 @@ class NFA:
         # decisions' generated plans (flowcep.nfa.plans) are tested against
         self.plans_enabled = True
         # False: advance_time re-adds every run that stays to a new queue, as Flink does, the
-        # reference that its shortcut for a queue in start order is tested against
+        # reference that its shortcuts for a queue in start order (_window_timeouts, and the
+        # prefix of advance_time's general way) are tested against
         self.prefix_timeouts_enabled = True
         # the completed runs of one process call (a scratch queue, emptied by each call)
         self._potential = JavaPriorityQueue()
@@ -121,10 +127,14 @@ class NFA:
         # (with many keys most events meet a key without runs, so this call is on the hot path)
         self.starts_nothing: Callable[[Any], bool] = self._starts_nothing
         if self._simple_start and len(self._start_tables) == 1:
-            [(_, start_table)] = self._start_tables
+            [(start_name, start_table)] = self._start_tables
             if start_table is not None:
-                self.starts_nothing = table_starts_nothing(start_table)
-        if not self.window_times and window_time > 0:
+                self.starts_nothing = generated_starts_nothing(
+                    self.states, self.states[start_name]
+                ) or table_starts_nothing(start_table)
+        # only the pattern's window times runs out (advance_time's shortcut: _window_timeouts)
+        self._window_only = not self.window_times and window_time > 0
+        if self._window_only:
             # only the pattern's window (the usual case; the operator asks after most steps)
             self.next_deadline = head_deadline(window_time)  # type: ignore[method-assign,assignment]
 
@@ -139,10 +149,8 @@ class NFA:
         names = self._start_names
         if len(names) == 1:
             # the usual case without a loop (on PyPy a loop of one turn splits the trace; W5
-            # makes a key's state for about one event in ten)
-            run = ComputationState.start(names[0])
-            run.slot = self._slots[names[0]]
-            return NFAState.of_start_runs([run], False)
+            # makes a key's state for about one event in six)
+            return NFAState.of_start_run(self._slots[names[0]])
         return NFAState.of_start_runs([ComputationState.start(name) for name in names])
 
     def next_deadline(self, state: NFAState) -> int | None:
@@ -567,6 +575,16 @@ class NFA:
         skip_strategy: Any = None,
     ) -> tuple[list[Match], list[tuple[Match, int]]]:
         """Time out runs older than their windows; emit matches this frees."""
+        if (
+            self._window_only
+            and not state.completed_matches.queue
+            and not state.unbound
+            and self.prefix_timeouts_enabled
+        ):
+            only_timed_out = self._window_timeouts(buffer, state, timestamp)
+            if only_timed_out is not None:
+                buffer.advance_time(timestamp)
+                return [], only_timed_out
         skip = skip_strategy or self.skip_strategy
         result: list[Match] = []
         timed_out: list[tuple[Match, int]] = []
@@ -620,6 +638,54 @@ class NFA:
             self._process_matches_by_skip_strategy(buffer, state, skip, potential, new_partial, result)
         buffer.advance_time(timestamp)
         return result, timed_out
+
+    def _window_timeouts(
+        self, buffer: SharedBuffer, state: NFAState, timestamp: int
+    ) -> list[tuple[Match, int]] | None:
+        """``advance_time`` of a key whose runs only the pattern's window times out, that holds
+        no match back and whose runs have their slots, when its runs are in the order of their
+        start events (as a key's events in time order leave them): the runs that started by
+        ``timestamp - window_time`` are then a prefix of the queue, which leaves it, and the runs
+        after it keep their places (re-adding them in this order to a Java queue, as Flink does,
+        moves none of them). Returns their timed-out partial matches, in queue order; None, with
+        nothing done, when the runs are out of that order or a run that times out is in a state
+        whose runs do not (a pending state: ``advance_time``'s general way)."""
+        runs = state.queue
+        if not runs:
+            return []
+        window_time = self.window_time
+        limit = timestamp - window_time
+        if limit >= NO_START[0]:
+            return None  # (start runs would seem to start by then)
+        report = self.handle_timeout
+        timed_out: list[tuple[Match, int]] = []
+        previous = runs[0].order
+        timed = 0
+        timing = True  # still in the prefix that times out
+        for run in runs:
+            order = run.order
+            if order < previous:
+                return None  # (then a run after one that stays may time out)
+            previous = order
+            if timing:
+                if order[0] <= limit:
+                    if not run.slot.expires:
+                        return None
+                    timed += 1
+                    continue
+                timing = False
+        if timed:
+            # the partial matches are built after the walk, not in it: PyPy runs the walk slower
+            # with the calls inside (docs/runtime.md §8)
+            expired = runs[:timed]
+            del runs[:timed]
+            if report:
+                for run in expired:
+                    timed_out.append((own_match(buffer, run), run.order[0] + window_time))
+            if buffer.keeps_paths:
+                for run in expired:
+                    buffer.release_node(run.previous_entry, run.version)
+        return timed_out
 
     def _time_out(
         self,

@@ -112,6 +112,33 @@ def table_starts_nothing(table: Callable[[Any], Decision]) -> Callable[[Any], bo
     return starts_nothing
 
 
+def generated_starts_nothing(
+    states: dict[str, CompiledState], state: CompiledState
+) -> Callable[[Any], bool] | None:
+    """``table_starts_nothing`` for start state ``state``, whose decision reads no partial match,
+    as one generated function: the state's search unrolled as for its table, each branch
+    returning whether its decision has no edges (one call per event less: with many keys most
+    events meet a key without runs). None: the search is too big to unroll."""
+    unrolled = unrolled_decision(states, state, "", "return nothing{}")
+    if unrolled is None:
+        return None
+    lines, evaluators, _, decisions = unrolled
+    names: dict[str, Any] = {f"f{k}": evaluator for k, evaluator in enumerate(evaluators)}
+    names.update({f"nothing{n}": not decision.edges for n, decision in enumerate(decisions)})
+    code = "\n".join(
+        [
+            "def starts_nothing(event):",
+            "    try:",
+            *lines,
+            "    except Exception:",
+            "        return False  # the event takes the normal path, where the error surfaces",
+        ]
+    )
+    # generated from the compiled states, no user text
+    starts_nothing: Callable[[Any], bool] = generated(code, "starts_nothing", names)
+    return starts_nothing
+
+
 class _TooBig(Exception):
     """The unrolled search would be too large (or loops): decide by searching instead."""
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import Any, ClassVar
 
 from flowcep.nfa import NFA, NFACompiler
+from flowcep.nfa.computation_state import NO_START
 from flowcep.nfa.stepgen import LazyStep, refusal
 from flowcep.pattern import ConditionError, Pattern, to_millis
 from flowcep.runtime.chainloop import ChainLoop, chain_loop
@@ -1300,6 +1301,7 @@ class CepOperator:
             return
         step = self._step
         next_deadline = self.nfa.next_deadline
+        advance_time = self.nfa.advance_time
         window_time = self._window_timer  # 0: no window timers
         sched = self._sched
         keys = self._keys
@@ -1317,7 +1319,13 @@ class CepOperator:
                     self._fire_key(ks, watermark, out)
                     done += 1
                     continue
-                timers = ks.timers  # (those through the watermark stay until the key is done)
+                timers = ks.timers
+                fired_at = t  # when it was due: its head, or its first timer (for a stop, below)
+                if timers and timers[0] <= watermark:
+                    if timers[0] < t:
+                        fired_at = timers[0]
+                    # (all of them at the end of input)
+                    del timers[: len(timers) if timers[-1] <= watermark else count_through(timers, watermark)]
                 try:
                     # _fire_key's head, one element, and _feed_event (their comments say why each
                     # test is written out)
@@ -1342,16 +1350,16 @@ class CepOperator:
                         # (a start run took the element: the step changed the runs)
                         if window_time and state.new_start_partial_match:
                             at = t + window_time
-                            if not timers or at > timers[-1]:
-                                timers.append(at)
-                            else:
-                                i = bisect_left(timers, at)
-                                if timers[i] != at:
-                                    timers.insert(i, at)
                             # a timer at or before the watermark fires at once in Flink, only to
-                            # advance time to the watermark again, which changes nothing
-                            if at <= watermark:
-                                del timers[: count_through(timers, watermark)]
+                            # advance time to the watermark again, which changes nothing: it is
+                            # not kept (as the key's were not, above)
+                            if at > watermark:
+                                if not timers or at > timers[-1]:
+                                    timers.append(at)
+                                else:
+                                    i = bisect_left(timers, at)
+                                    if timers[i] != at:
+                                        timers.insert(i, at)
                         state.new_start_partial_match = False
                     if matches:
                         self.matches += len(matches)
@@ -1361,18 +1369,33 @@ class CepOperator:
                     deadline = ks.deadline
                     if deadline is UNKNOWN:
                         deadline = ks.deadline = next_deadline(state)
-                    if (deadline is not None and deadline <= watermark) or state.completed_matches.queue:
+                    if deadline is not None and deadline <= watermark:
+                        # _advance written out, past its test (at the end of input every key
+                        # with partial matches times them out here)
+                        ks.deadline = UNKNOWN
+                        matches, timed_out = advance_time(ks.buffer, state, watermark)
+                        if matches:
+                            self.matches += len(matches)
+                            key = ks.key
+                            for match in matches:
+                                out.append(make_output(MATCH, key, match, watermark))
+                        if timed_out:
+                            self.timeouts += len(timed_out)
+                            key = ks.key
+                            for partial, at in timed_out:
+                                out.append(make_output(TIMEOUT, key, partial, at))
+                    elif state.completed_matches.queue:
                         self._advance(ks, watermark, out)
                 except BaseException:
                     state.new_start_partial_match = False
-                    # due at its head or its first timer, if earlier (the head may be consumed)
-                    self._stopped_firing(ks, timers[0] if timers and timers[0] < t else t, watermark)
+                    self._stopped_firing(ks, fired_at, watermark)
                     self._settle(ks)
                     raise
-                if timers and timers[0] <= watermark:
-                    del timers[: count_through(timers, watermark)]
-                # _settle written out: the key buffers nothing now
-                if state.is_empty():  # its state goes, its window timers stay
+                # _settle written out: the key buffers nothing now; its state goes when it holds
+                # only start runs (NFAState.is_empty: they sort last) and nothing held back
+                runs = state.queue
+                if (not runs or runs[0].order is NO_START) and not state.completed_matches.queue:
+                    # its window timers stay
                     key = ks.key
                     if keys.get(key) is ks:
                         del keys[key]
