@@ -113,17 +113,11 @@ def test_many_keys_due_at_once_give_the_outputs_and_state_of_the_reference(
 ) -> None:
     pattern, _ = compile_or_reject(spec, condition=_raising, negation_condition=_raising)
     ops = _operators(pattern, out_of_orderness)
-    # the loop runs for keys that share a buffer without paths, and only those stop the stream
-    # here: a key that keeps paths fails to materialise its next match after a stream stopped
-    # among several elements of one time, through either operator (an open defect of its own)
-    keeps_paths = ops[0].nfa.needs_paths()
     batch: list[Event] = []
     i = 0
     for t, (elements, ends, watermark) in enumerate(stream, start=1):
         for key, name, price in elements:
             i += 1
-            if keeps_paths and price == STOP_PRICE:
-                price = 0.0
             batch.append(Event(name=name, ts=t, id=i, volume=float(key), price=price))
         if ends and t % ends == 0:
             _feed(ops, batch)

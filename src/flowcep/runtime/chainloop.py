@@ -269,6 +269,7 @@ class _Writer:
             "    t = ks.head_ts",
             f"    deadline = {self.deadline() if timed else 'NEVER'}",
             "    op._current = ks",
+            "    stopped = None  # the time the key was due at, when an exception stops the loop",
             "    try:",
             "        while True:",
             "            h = head  # the element that fires, at ht; the new one becomes the head",
@@ -282,12 +283,15 @@ class _Writer:
             *self.indent(self.time_out("watermark") if timed else [], 4),
             "            except BaseException:",
             "                op._resume = True  # as _fire_head_alone: the firing resumes",
+            "                stopped = ht",
             "                raise",
             "            if len(counters) > STALE:",
             "                pathless.advance_time(watermark)",
             *self.indent(self.next_element(), 3),
             "    finally:",
             *self.indent(self.write_back(), 2),
+            "        if stopped is not None:  # it stays due, as _fire_head_alone leaves it",
+            "            op._stopped_firing(ks, stopped, op._watermark)",
         ]
         return lines
 

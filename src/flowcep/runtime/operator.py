@@ -769,6 +769,39 @@ class CepOperator:
         else:
             self._schedule(ks)
 
+    def _forget_counters(self, ks: KeyState, watermark: int) -> None:
+        """After the key fired at ``watermark``: its own buffer (one that keeps paths) forgets the
+        arrival counters of the timestamps it is done with, those before the watermark or, when
+        the firing raised, before its first element still to be processed. An element of that
+        time is numbered on from the elements of its time already stored: a counter forgotten
+        too early gives it the id of a stored event, which it then overwrites."""
+        if self._pathless is None:
+            ks.buffer.advance_time(watermark if ks.head is EMPTY or ks.head_ts > watermark else ks.head_ts)
+
+    def _stopped_firing(self, ks: KeyState, due: int | None, watermark: int) -> None:
+        """The key's firing at ``watermark``, which it was due for at ``due``, stopped (an
+        exception other than a condition's): the key keeps a timer at ``due`` in place of its
+        timers through the watermark, so that it stays due and the next call's firing
+        (``_resume_firing``) finishes it: the elements left of the key, then its time advanced to
+        the watermark (timeouts, matches held back), in its place among the keys. In Flink the
+        job fails and restarts from a checkpoint, where that timer is still registered. (A key
+        fired unscheduled, by ``process_key_elements``, stays due at the watermark.)"""
+        if due is None or due > watermark:
+            due = watermark
+        timers = ks.timers
+        del timers[: count_through(timers, watermark)]
+        timers.insert(0, due)
+
+    def _stopped_element(self, watermark: int) -> None:
+        """An element stopped the stream as ``_elements`` took it, before it was buffered: it is
+        dropped, as a stop drops the element it stops on in a firing, but the watermark it
+        generates stands, as it would have once the element was buffered, and the next call
+        fires it (``_resume_firing``): the element's time counts as in Flink, whose watermark
+        generator sees it before the operator does."""
+        if watermark > self._watermark:
+            self._watermark = watermark
+            self._resume = True
+
     def _resume_firing(self, out: list[Output]) -> None:
         self._resume = False
         if self.processing_time:
@@ -942,10 +975,20 @@ class CepOperator:
                         # under the watermark this element generates) to start one that this element
                         # could advance (with a comparator, not even one of the same time). Flink would
                         # buffer it, fire its timer and process it without effect.
-                        if ks is None and not (
-                            starts_nothing is not None and ts <= watermark + 1 and starts_nothing(event)
-                        ):
-                            ks = self._new_key(key)
+                        if ks is None:
+                            try:
+                                inert = (
+                                    starts_nothing is not None
+                                    and ts <= watermark + 1
+                                    and starts_nothing(event)
+                                )
+                            except BaseException:
+                                # a stop (a condition's other exceptions make False): the element
+                                # is dropped, as in a firing, where it would stop otherwise
+                                self._stopped_element(watermark)
+                                raise
+                            if not inert:
+                                ks = self._new_key(key)
                         if ks is not None:
                             if not fast:
                                 self._buffer(ks, event, ts)
@@ -1163,6 +1206,7 @@ class CepOperator:
                 if not taken:
                     insert(ks, event, ts)  # buffered behind the head, as the general path has it
                 state.new_start_partial_match = False
+                self._stopped_firing(ks, t, watermark)  # (parked: it was due at its head)
                 self._resume = True
                 raise
             finally:
@@ -1276,7 +1320,10 @@ class CepOperator:
                     done += 1
                     continue
                 timers = ks.timers
+                fired_at = t  # when it was due: its head, or its first timer (for a stop, below)
                 if timers and timers[0] <= watermark:
+                    if timers[0] < t:
+                        fired_at = timers[0]
                     # (all of them at the end of input)
                     del timers[: len(timers) if timers[-1] <= watermark else count_through(timers, watermark)]
                 try:
@@ -1341,8 +1388,7 @@ class CepOperator:
                         self._advance(ks, watermark, out)
                 except BaseException:
                     state.new_start_partial_match = False
-                    if timers and timers[0] <= watermark:
-                        del timers[: count_through(timers, watermark)]
+                    self._stopped_firing(ks, fired_at, watermark)
                     self._settle(ks)
                     raise
                 # _settle written out: the key buffers nothing now; its state goes when it holds
@@ -1380,11 +1426,13 @@ class CepOperator:
         watermark."""
         state = ks.state
         timers = ks.timers
-        if timers and timers[0] <= watermark:
-            del timers[: count_through(timers, watermark)]
         if state is None:
+            if timers and timers[0] <= watermark:
+                del timers[: count_through(timers, watermark)]
             self._fire_idle_key(ks)
             return
+        # the key's timers through the watermark stay until its firing is done (a firing that
+        # stops keeps the key due: _stopped_firing)
         head = ks.head
         head_taken = False  # the head's elements were all processed (or consumed, see _feed)
         n = done = 0  # later timestamps due, processed
@@ -1424,9 +1472,16 @@ class CepOperator:
                 deadline = ks.deadline = self.nfa.next_deadline(state)
             if (deadline is not None and deadline <= watermark) or state.completed_matches.queue:
                 self._advance(ks, watermark, out)
+            # the timers through the watermark fired; those registered during this firing at or
+            # before the watermark fire at once in Flink, only to advance time to the watermark
+            # again, which changes nothing
+            if timers and timers[0] <= watermark:
+                del timers[: count_through(timers, watermark)]
         except BaseException:
             if done < n and pending and consumed(pending[done]):
                 done += 1
+            # the time it was due at: its head and first timer are still those it fired with
+            self._stopped_firing(ks, ks.first_due(False), watermark)
             raise
         finally:
             if head_taken:
@@ -1446,13 +1501,12 @@ class CepOperator:
                         del times[:done]
                         del pending[:done]
             if self._pathless is None:
-                # (the buffer all keys share forgets its counters once per firing: _fire)
-                ks.buffer.advance_time(watermark)
+                # _forget_counters written out (the buffer all keys share forgets its counters
+                # once per firing: _fire)
+                ks.buffer.advance_time(
+                    watermark if ks.head is EMPTY or ks.head_ts > watermark else ks.head_ts
+                )
             state.new_start_partial_match = False
-            # timers registered during this firing at or before the watermark fire at once in
-            # Flink, only to advance time to the watermark again, which changes nothing
-            if timers and timers[0] <= watermark:
-                del timers[: count_through(timers, watermark)]
             # _settle written out (two calls per firing less, which pays on the hot path:
             # docs/runtime.md §8; no return here: it would swallow an exception): the key's next
             # due time is its first buffered timestamp or its first window timer

@@ -36,6 +36,7 @@ class ReferenceOperator(CepOperator):
         """``_fire_key``: each buffered timestamp up to ``watermark`` in order, then the watermark."""
         state = ks.state
         timers = ks.timers
+        due = ks.first_due(False)  # (for a firing that stops: _stopped_firing)
         del timers[: bisect_right(timers, watermark)]
         if state is None:
             self._fire_idle_key(ks)
@@ -48,18 +49,18 @@ class ReferenceOperator(CepOperator):
                 self._fire_time(ks, times[done], pending, done, out)
                 done += 1
             self._advance(ks, watermark, out)
+            del timers[: bisect_right(timers, watermark)]
         except BaseException:
             if done < n and consumed(pending[done]):
                 done += 1
+            self._stopped_firing(ks, due, watermark)
             raise
         finally:
             del times[:done]
             del pending[:done]
             unspill(ks)
-            if self._pathless is None:
-                ks.buffer.advance_time(watermark)
+            self._forget_counters(ks, watermark)
             state.new_start_partial_match = False
-            del timers[: bisect_right(timers, watermark)]
             self._settle(ks)
 
     def _fire_time(self, ks: KeyState, t: int, pending: list[Any], at: int, out: list[Output]) -> None:
