@@ -117,6 +117,16 @@ def test_a_replaced_pattern_matches_as_a_fresh_operator_started_at_the_watermark
     ]
 
 
+def test_a_replace_gets_an_element_the_old_version_could_not_start_with_before_it_fired() -> None:
+    # version 1 starts with b: a2 cannot start it, and key "q" holds nothing, so a CepOperator
+    # alone drops a2 at once (it would fire without effect at the next watermark). Here version 2,
+    # which starts with a, takes over before a2 fires (the watermark is 1) and must get it.
+    op = multi({"p": (1, Pattern.begin("b").where(is_("b")))})
+    assert push(op, "a2", key="q") == []
+    op.replace("p", Pattern.begin("a").where(is_("a")), version=2)
+    assert brief(op.flush()) == [("match", "p", 2, "q", "a2", 2)]
+
+
 def test_other_patterns_keep_their_partial_matches_when_one_is_added_replaced_or_removed() -> None:
     op = multi({"abc": (1, abc_within()), "ab": (1, ab_within())})
     push(op, "a1 b2")

@@ -306,6 +306,10 @@ class MultiPatternOperator:
         if not isinstance(pattern, Pattern):
             raise TypeError(f"pattern {name!r}: expected a Pattern, got {pattern!r}")
         op = CepOperator.from_options(pattern, self._inner)
+        # a key without state drops an element its pattern cannot start with, before the element
+        # fires (CepOperator._elements: Flink would process it without effect). Here another
+        # version may take over before it fires, and must get it: keep such elements buffered.
+        op._starts_nothing = None  # noqa: SLF001  (the operator's pre-filter, off for hosted patterns)
         if self._context is not None:
             op.open(self._context)
         return op
