@@ -203,7 +203,7 @@ class CepOperator:
         self._sort_key: Callable[[Any], Any] | None = comparator_key(options.comparator)
         self._clock = ProcessingClock(options.clock)
         self._raise = options.on_error == "raise"
-        self._starts_nothing = self.nfa.starts_nothing
+        self._starts_nothing: Callable[[Any], bool] | None = self.nfa.starts_nothing
         # the window timer's offset in event time (Flink registers one per new partial match), 0: none
         self._window_timer = (
             self.nfa.window_time if self.nfa.window_time > 0 and not self.processing_time else 0
