@@ -133,15 +133,24 @@ ordered_streams = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    st.lists(chain_steps, min_size=2, max_size=4),
-    st.sampled_from([None, 1, 3, 6, 10]),
-    st.booleans(),
-    ordered_streams,
-    st.sampled_from([0, 0, 0, 1]),
-    st.sampled_from([1, 1, 2]),
-)
+def _cases(steps: Any, examples: int) -> Any:
+    """The property tests' cases: ``steps``, then the window, whether timeouts are reported, the
+    stream, the out-of-orderness and the number of keys."""
+    return lambda test: settings(
+        max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )(
+        given(
+            steps,
+            st.sampled_from([None, 1, 3, 6, 10]),
+            st.booleans(),
+            ordered_streams,
+            st.sampled_from([0, 0, 0, 1]),
+            st.sampled_from([1, 1, 2]),
+        )(test)
+    )
+
+
+@_cases(st.lists(chain_steps, min_size=2, max_size=4), 300)
 def test_chains_give_the_outputs_state_and_snapshots_of_the_reference(
     steps: list[tuple[str, str, int, bool]],
     window: int | None,
@@ -153,15 +162,7 @@ def test_chains_give_the_outputs_state_and_snapshots_of_the_reference(
     _check(_operators(steps, window, timeouts, ooo, keys), stream)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    st.tuples(st.sampled_from("abcx"), st.sampled_from("abcx"), st.sampled_from("abcx")),
-    st.sampled_from([None, 1, 3, 6, 10]),
-    st.booleans(),
-    ordered_streams,
-    st.sampled_from([0, 0, 0, 1]),
-    st.sampled_from([1, 1, 2]),
-)
+@_cases(st.tuples(st.sampled_from("abcx"), st.sampled_from("abcx"), st.sampled_from("abcx")), 200)
 def test_fan_outs_give_the_outputs_state_and_snapshots_of_the_reference(
     names: tuple[str, str, str],
     window: int | None,

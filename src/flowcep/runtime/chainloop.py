@@ -225,6 +225,18 @@ class _Writer:
             f"    raise ConditionError(P{i}, h, exc) from exc",
         ]
 
+    def decided(self, ask: list[str], apply: list[str]) -> list[str]:
+        """The step: the conditions (``ask``), then, unless one raised (a bad record, the runs
+        as they were), what they decided (``apply``)."""
+        return [
+            "try:",
+            *self.indent(ask, 1),
+            "except ConditionError as exc:",
+            "    op._condition_failed(ks, h, ht, exc, out)",
+            "else:",
+            *self.indent(apply, 1),
+        ]
+
     def new_partial_match(self) -> list[str]:
         """What a run the start run made brings besides itself: its window timer (Flink's, while
         the start TAKE's flag is up) and, for the first run, the deadline."""
@@ -462,14 +474,7 @@ class _ChainWriter(_Writer):
         apply += ["if x0:", *self.indent(start, 1)]
         if self.window:
             apply += ["if stale:", f"    deadline = {self.deadline()}"]
-        return [
-            "try:",
-            *self.indent(ask, 1),
-            "except ConditionError as exc:",
-            "    op._condition_failed(ks, h, ht, exc, out)",
-            "else:",
-            *self.indent(apply, 1),
-        ]
+        return self.decided(ask, apply)
 
     def runs_back(self) -> list[str]:
         lines = []
@@ -583,14 +588,7 @@ class _FanOutWriter(_Writer):
                 1,
             ),
         ]
-        return [
-            "try:",
-            *self.indent(ask, 1),
-            "except ConditionError as exc:",
-            "    op._condition_failed(ks, h, ht, exc, out)",
-            "else:",
-            *self.indent(apply, 1),
-        ]
+        return self.decided(ask, apply)
 
     def runs_back(self) -> list[str]:
         pages = self.chain.pages
