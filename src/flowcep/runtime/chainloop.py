@@ -53,7 +53,7 @@ from flowcep.nfa.context import own_match
 from flowcep.nfa.state import IGNORE, TAKE
 from flowcep.pattern import ConditionError
 from flowcep.runtime.keystate import UNKNOWN, KeyState, count_through
-from flowcep.runtime.output import MATCH, STAGE_TIMESTAMP, TIMEOUT, make_output
+from flowcep.runtime.output import MATCH, TIMEOUT, make_output
 from flowcep.runtime.timestamps import LONG_MAX, TimestampError, to_timestamp
 from flowcep.sharedbuffer import PathlessBuffer
 from flowcep.sharedbuffer.sharedbuffer import STALE_COUNTERS
@@ -341,7 +341,7 @@ class _Writer:
             "        try:",
             "            ts = to_timestamp(raw)",
             "        except TimestampError as exc:",
-            "            op._bad(event, None, None, str(exc), STAGE_TIMESTAMP, None, out)",
+            "            op._bad_timestamp_value(event, exc, out)",
             "            continue",
             "    if key_by is None:",
             "        other = None",
@@ -652,7 +652,6 @@ class ChainLoop:
             "UNKNOWN": UNKNOWN,
             "MATCH": MATCH,
             "TIMEOUT": TIMEOUT,
-            "STAGE_TIMESTAMP": STAGE_TIMESTAMP,
             "make_output": make_output,
             "ConditionError": ConditionError,
             "TimestampError": TimestampError,
@@ -686,11 +685,11 @@ class ChainLoop:
         groups = self._blocks(ks, runs) if self.chain.fans_out else self._groups(ks, runs)
         return None if groups is None else (start_run, groups)
 
-    def _events(self, ks: KeyState, run: ComputationState, i: int) -> list[Any]:
+    def _events(self, ks: KeyState, run: ComputationState, i: int) -> list[Any] | None:
         """The events of a run that waits at step ``i`` (None: not as many as it should have)."""
         match = own_match(ks.buffer, run)
         events = [event for page in dict.fromkeys(self.chain.pages[:i]) for event in match.get(page, ())]
-        return events if len(events) == i else None  # type: ignore[return-value]
+        return events if len(events) == i else None
 
     def _groups(self, ks: KeyState, runs: list[ComputationState]) -> list[list[tuple[Any, ...]]] | None:
         """``_ChainWriter``'s groups, the furthest step first."""

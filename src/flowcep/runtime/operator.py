@@ -832,6 +832,10 @@ class CepOperator:
     def _bad_timestamp(self, event: Any, exc: Exception, out: list[Output]) -> None:
         self._bad(event, None, None, f"timestamp extractor raised {exc_text(exc)}", STAGE_TIMESTAMP, exc, out)
 
+    def _bad_timestamp_value(self, event: Any, exc: TimestampError, out: list[Output]) -> None:
+        """The extractor's value is no timestamp (``to_timestamp`` says why)."""
+        self._bad(event, None, None, str(exc), STAGE_TIMESTAMP, None, out)
+
     def _bad_key(self, event: Any, ts: int, exc: Exception, out: list[Output]) -> None:
         self._bad(event, None, ts, f"key extractor failed: {exc_text(exc)}", STAGE_KEY, exc, out)
 
@@ -940,7 +944,7 @@ class CepOperator:
                     try:
                         ts = to_timestamp(raw)
                     except TimestampError as exc:
-                        self._bad(event, None, None, str(exc), STAGE_TIMESTAMP, None, out)
+                        self._bad_timestamp_value(event, exc, out)
                         continue
                 # the key (looking it up also checks that it is hashable)
                 if key_by is None:
@@ -1232,7 +1236,7 @@ class CepOperator:
                     try:
                         ts = to_timestamp(raw)
                     except TimestampError as exc:
-                        self._bad(event, None, None, str(exc), STAGE_TIMESTAMP, None, out)
+                        self._bad_timestamp_value(event, exc, out)
                         continue
                 if key_by is None:
                     other = None
